@@ -1,0 +1,140 @@
+"""Logging for the whole process: a rotating file under the data folder, warnings on stderr.
+
+Nothing is ever written to standard output (the console's transcript owns it). Configured
+secrets are masked in every record before any handler formats it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import logging.handlers
+import sys
+import time
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bot.settings import Settings
+
+LOG_FILE_NAME = "memory-bot.log"
+MAX_LOG_BYTES = 10 * 1024 * 1024
+LOG_BACKUPS = 5
+MIN_SECRET_LENGTH = 4
+"""Shorter configured secrets are not masked: masking them would garble ordinary text."""
+NOISY_LOGGERS: tuple[str, ...] = (
+    "httpx", "httpcore", "urllib3", "anthropic", "openai", "telegram", "discord",
+    "apscheduler", "aiosqlite", "lancedb", "jieba", "filelock", "huggingface_hub", "websockets",
+)
+_OURS = "_memory_bot_handler"
+_TEXT_FORMAT = "%(asctime)s.%(msecs)03dZ %(levelname)s %(name)s: %(message)s"
+_CONSOLE_FORMAT = "memory-bot: %(levelname)s: %(message)s"
+
+
+class SecretMaskFilter(logging.Filter):
+    """Replaces every configured secret in a record's message, traceback and stack with ``***``.
+
+    Attach it to handlers (logger filters do not see records propagated from child loggers).
+    """
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        super().__init__()
+        unique = {s for s in secrets if len(s) >= MIN_SECRET_LENGTH}
+        self._secrets = tuple(sorted(unique, key=len, reverse=True))
+
+    def mask(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self._secrets:
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format call: let the handler report it as usual
+            return True
+        masked = self.mask(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.mask(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.mask(record.stack_info)
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ``ts`` (UTC, ISO 8601), ``level``, ``logger``, ``message``,
+    and ``exc`` / ``stack`` when present."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        payload = {
+            "ts": datetime.fromtimestamp(record.created, UTC)
+            .isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            payload["exc"] = record.exc_text
+        if record.stack_info:
+            payload["stack"] = self.formatStack(record.stack_info)
+        return json.dumps(payload, ensure_ascii=False)
+
+
+def _formatter(log_format: str) -> logging.Formatter:
+    if log_format == "json":
+        return JsonFormatter()
+    formatter = logging.Formatter(_TEXT_FORMAT, datefmt="%Y-%m-%dT%H:%M:%S")
+    formatter.converter = time.gmtime
+    return formatter
+
+
+def configure_logging(settings: Settings, *, console: bool) -> Path:
+    """Install the process's log handlers on the root logger; safe to call again.
+
+    - ``<data_dir>/logs/memory-bot.log``, rotating (10 MiB x 5), at ``LOG_LEVEL``, text or
+      JSON lines per ``LOG_FORMAT``, UTC timestamps;
+    - standard error at WARNING and above: a short ``memory-bot: LEVEL: message`` line when
+      ``console`` is true (a person is at the terminal), else the file's format;
+    - nothing to standard output; configured secrets masked; noisy libraries at WARNING.
+
+    Handlers installed by an earlier call are removed and closed; foreign handlers (pytest's
+    caplog, for instance) are left alone.
+
+    Returns:
+        The path of the log file.
+    """
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if getattr(h, _OURS, False)]:
+        root.removeHandler(handler)
+        handler.close()
+
+    level = logging.getLevelNamesMapping()[settings.log_level]
+    mask = SecretMaskFilter(settings.secret_values())
+    settings.log_dir.mkdir(parents=True, exist_ok=True)
+    log_file = settings.log_dir / LOG_FILE_NAME
+
+    file_handler = logging.handlers.RotatingFileHandler(
+        log_file, maxBytes=MAX_LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8", delay=True)
+    file_handler.setLevel(level)
+    file_handler.setFormatter(_formatter(settings.log_format))
+
+    stderr_handler = logging.StreamHandler(sys.stderr)
+    stderr_handler.setLevel(logging.WARNING)
+    stderr_handler.setFormatter(
+        logging.Formatter(_CONSOLE_FORMAT) if console else _formatter(settings.log_format))
+
+    for handler in (file_handler, stderr_handler):
+        handler.addFilter(mask)
+        setattr(handler, _OURS, True)
+        root.addHandler(handler)
+    root.setLevel(min(level, logging.WARNING))
+    for name in NOISY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    return log_file
