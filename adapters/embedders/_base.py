@@ -1,0 +1,231 @@
+"""Shared machinery for the embedder adapters: input clean-up, batching, workers, checks.
+
+Every backend returns float vectors of length ``dim`` with L2 norm 1 (cosine = dot product,
+higher = closer). Backends with a model behind them subclass :class:`ModelBackedEmbedder`, which
+loads the model lazily on first use, runs the CPU work off the event loop under a lock, splits
+inputs into batches of at most :data:`BATCH_SIZE` texts and maps every backend failure to
+:class:`~memory.errors.ModelError` (``raise ... from exc``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+
+from memory.errors import ModelError
+from memory.ports import SimilarityCalibration
+
+logger = logging.getLogger(__name__)
+
+#: Texts per call into a backend. Bounds peak memory (activations grow with batch x length).
+BATCH_SIZE = 16
+#: Inputs are cut to this many characters (Unicode code points) before embedding. Longer texts
+#: cost time linearly and their vectors blur; stored memories are far shorter than this.
+MAX_CHARS = 2000
+
+_T = TypeVar("_T")
+
+
+def prepare_text(text: str) -> str:
+    """Return ``text`` cut to :data:`MAX_CHARS`, NULs blanked, lone surrogates replaced.
+
+    NUL would end the string early in a C engine; a lone surrogate cannot be UTF-8 encoded.
+
+    Raises:
+        TypeError: ``text`` is not a ``str``.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"texts to embed must be str, not {type(text).__name__}")
+    text = text[:MAX_CHARS].replace("\x00", " ")
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def unit_rows(
+    matrix: Any, *, rows: int, dim: int, source: str, zero_ok: bool, expect_unit: bool = False
+) -> np.ndarray:
+    """Check a backend's output and L2-normalise each row.
+
+    Args:
+        matrix: backend output, array-like of shape ``(rows, dim)``.
+        rows: expected number of rows.
+        dim: expected vector length.
+        source: embedder name for error messages.
+        zero_ok: if true, an all-zero row (a text without any feature, e.g. empty) becomes the
+            first basis vector so that every result stays unit length; if false it is an error.
+        expect_unit: the backend promises unit rows; a row whose norm is off by more than 1e-3
+            means the backend failed silently (e.g. an ignored C return code).
+
+    Returns:
+        float64 array of shape ``(rows, dim)``, every row of norm 1.
+
+    Raises:
+        ModelError: not numeric, wrong shape, non-finite values, (unless ``zero_ok``) a zero
+            row, or (with ``expect_unit``) a row that is not unit length.
+    """
+    try:
+        out = np.array(matrix, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"{source}: backend returned non-numeric output") from exc
+    if out.shape != (rows, dim):
+        raise ModelError(f"{source}: expected output of shape {(rows, dim)}, got {out.shape}")
+    if not np.isfinite(out).all():
+        raise ModelError(f"{source}: backend returned non-finite values")
+    norms = np.linalg.norm(out, axis=1)
+    if expect_unit and not np.allclose(norms, 1.0, atol=1e-3):
+        raise ModelError(f"{source}: backend returned vectors that are not unit length")
+    zero = norms < 1e-12
+    if zero.any():
+        if not zero_ok:
+            raise ModelError(f"{source}: backend returned a zero vector")
+        out[zero] = 0.0
+        out[zero, 0] = 1.0
+        norms[zero] = 1.0
+    return out / norms[:, None]
+
+
+class ModelBackedEmbedder:
+    """Base for embedders with a model: lazy load, one worker at a time, batches, error mapping.
+
+    Subclasses set ``name``, ``dim``, ``calibration`` and ``fallback_hint`` and implement
+    :meth:`_load` and :meth:`_encode`. Both run in a worker thread while ``self._lock`` is held,
+    so the backend is never entered by two threads at once.
+
+    Args:
+        dedicated_thread: run the work on one long-lived thread of this embedder instead of the
+            event loop's default pool (``asyncio.to_thread``). Native engines that keep
+            per-thread state (an OpenMP team per calling thread) want this.
+    """
+
+    name: ClassVar[str]
+    dim: ClassVar[int]
+    calibration: ClassVar[SimilarityCalibration]
+    #: Appended to load-failure messages: what to set instead.
+    fallback_hint: ClassVar[str] = ""
+    #: Whether an all-zero output row is a legitimate "no features" result (see unit_rows).
+    zero_rows_ok: ClassVar[bool] = False
+    #: Whether the backend itself promises unit rows (checked, see unit_rows).
+    expect_unit_output: ClassVar[bool] = False
+
+    def __init__(self, *, dedicated_thread: bool = False) -> None:
+        self._lock = threading.Lock()
+        self._model: Any = None
+        self._load_failure: BaseException | None = None
+        self._executor = (
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"embed-{self.name}")
+            if dedicated_thread
+            else None
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, dim={self.dim})"
+
+    def _load(self) -> Any:
+        """Build the backend model (called once, in a worker thread)."""
+        raise NotImplementedError
+
+    def _encode(self, model: Any, texts: list[str], is_query: bool) -> Any:
+        """Embed prepared ``texts``; return array-like ``(len(texts), dim)``."""
+        raise NotImplementedError
+
+    async def warm_up(self) -> None:
+        """Load the model now instead of on first use (lets the caller fail fast at startup).
+
+        Raises:
+            ModelError: the model could not be loaded; the message names the fallback setting.
+        """
+        await self._in_worker(self._locked, lambda: None)
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed stored texts, at most :data:`BATCH_SIZE` per backend call.
+
+        Returns:
+            One unit vector (``dim`` floats) per text, in input order.
+
+        Raises:
+            ModelError: the backend failed to load or to embed.
+            TypeError: an item is not a ``str``.
+        """
+        prepared = [prepare_text(t) for t in texts]
+        vectors: list[list[float]] = []
+        for start in range(0, len(prepared), BATCH_SIZE):
+            batch = prepared[start : start + BATCH_SIZE]
+            matrix = await self._in_worker(self._embed_locked, batch, False)
+            vectors.extend(matrix.tolist())
+        return vectors
+
+    async def embed_query(self, text: str) -> list[float]:
+        """Embed a search query. Returns one unit vector of ``dim`` floats.
+
+        Raises:
+            ModelError: the backend failed to load or to embed.
+            TypeError: ``text`` is not a ``str``.
+        """
+        matrix = await self._in_worker(self._embed_locked, [prepare_text(text)], True)
+        return matrix[0].tolist()
+
+    def close(self) -> None:
+        """Stop the dedicated worker thread, if any (idempotent; later calls use the pool)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
+            self._executor = None
+
+    async def _in_worker(self, fn: Callable[..., _T], *args: Any) -> _T:
+        if self._executor is None:
+            return await asyncio.to_thread(fn, *args)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, functools.partial(fn, *args))
+
+    def _locked(self, fn: Callable[[], _T]) -> _T:
+        with self._lock:
+            self._ensure_model()
+            return fn()
+
+    def _embed_locked(self, texts: list[str], is_query: bool) -> np.ndarray:
+        with self._lock:
+            model = self._ensure_model()
+            try:
+                raw = self._encode(model, texts, is_query)
+            except Exception as exc:
+                message = f"{self.name}: embedding {len(texts)} texts failed: {exc}"
+                raise ModelError(message) from exc
+        logger.debug("%s embedded %d texts (query=%s)", self.name, len(texts), is_query)
+        return unit_rows(
+            raw,
+            rows=len(texts),
+            dim=self.dim,
+            source=self.name,
+            zero_ok=self.zero_rows_ok,
+            expect_unit=self.expect_unit_output,
+        )
+
+    def _ensure_model(self) -> Any:
+        """Return the loaded model, loading it on first call. Caller holds ``self._lock``."""
+        if self._model is not None:
+            return self._model
+        if self._load_failure is None:
+            started = time.perf_counter()
+            try:
+                model = self._load()
+            except Exception as exc:
+                self._load_failure = exc
+            else:
+                self._model = model
+                logger.info(
+                    "embedder %s loaded in %.0f ms",
+                    self.name,
+                    (time.perf_counter() - started) * 1000,
+                )
+                return model
+        exc = self._load_failure
+        raise ModelError(
+            f"embedder {self.name} could not be loaded ({type(exc).__name__}: {exc})."
+            f" {self.fallback_hint}".rstrip()
+        ) from exc
