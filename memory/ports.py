@@ -1,0 +1,185 @@
+"""Ports: the seams between the memory core and the outside world.
+
+Each port is a ``typing.Protocol``; real implementations live in ``adapters/`` (models,
+embedders) and ``memory/stores/`` (storage), fakes next to them. Services take ports as
+keyword-only constructor arguments and never build their own clients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Protocol, runtime_checkable
+
+from memory.types import ChatMessage, IndexHit, IndexItem, ModelReply
+
+
+class Clock(Protocol):
+    """Source of the current time (aware UTC)."""
+
+    def now(self) -> datetime:
+        """Return the current time as an aware UTC datetime."""
+        ...
+
+
+class SystemClock:
+    """The real clock: ``datetime.now(timezone.utc)``."""
+
+    def now(self) -> datetime:
+        return datetime.now(timezone.utc)
+
+
+class TokenCounter(Protocol):
+    """Counts tokens of a text offline (no network, no model download)."""
+
+    name: str
+
+    def count(self, text: str) -> int:
+        """Return the number of tokens in ``text`` (>= 0)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SimilarityCalibration:
+    """Maps an embedder's cosine similarity onto the documented dense score in [0, 1].
+
+    ``dense = clip((cosine - floor) / (ceiling - floor), 0, 1)``: ``floor`` is the cosine of
+    typical unrelated texts, ``ceiling`` that of near-paraphrases. Each embedder measures its
+    own pair (see ``adapters/embedders/`` and ``docs/embedders.md`` for the numbers).
+    """
+
+    floor: float
+    ceiling: float
+
+    def dense_score(self, cosine: float) -> float:
+        """Return the calibrated dense score in [0, 1] for a cosine similarity."""
+        span = self.ceiling - self.floor
+        value = (cosine - self.floor) / span if span > 0 else 0.0
+        return min(1.0, max(0.0, value))
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised vectors.
+
+    Attributes:
+        name: stable backend name, part of the index table name (switching re-embeds).
+        dim: vector length.
+        calibration: how this embedder's cosines map onto the [0, 1] dense score.
+    """
+
+    name: str
+    dim: int
+    calibration: SimilarityCalibration
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed stored texts (facts, episodes, rounds). Returns one unit vector per text.
+
+        Raises:
+            ModelError: the backend failed.
+        """
+        ...
+
+    async def embed_query(self, text: str) -> list[float]:
+        """Embed a search query. Returns a unit vector.
+
+        Raises:
+            ModelError: the backend failed.
+        """
+        ...
+
+
+class ChatModel(Protocol):
+    """A language model that answers a prompt.
+
+    Attributes:
+        name: model name shown in the console banner and recorded with each reply.
+    """
+
+    name: str
+
+    async def complete(
+        self, *, system: str, messages: Sequence[ChatMessage], max_tokens: int
+    ) -> ModelReply:
+        """Answer ``messages`` under ``system``; ``max_tokens`` caps the output tokens.
+
+        Raises:
+            ModelRateLimited: the provider asked us to slow down.
+            ModelUnavailable: the provider could not be reached.
+            ModelError: any other failure.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeFilter:
+    """Which index rows a recall may see, applied inside the query (prefilter), never after.
+
+    Rows match when ``scope`` equals :attr:`scope`, and facts additionally need
+    ``owner == owner`` and ``status == 'active'``: a user recalls only their own facts.
+    """
+
+    scope: str
+    owner: str
+
+
+class SearchIndex(Protocol):
+    """The derived search index of facts, episodes and rounds (LanceDB; an in-memory fake).
+
+    Rows are written by key (``"<kind>:<id>"``) and can be rebuilt from SQLite at any time.
+    """
+
+    async def upsert(self, items: Sequence[IndexItem]) -> None:
+        """Insert or replace rows by key."""
+        ...
+
+    async def delete(self, keys: Sequence[str]) -> None:
+        """Delete rows by key (missing keys are ignored)."""
+        ...
+
+    async def search(
+        self, *, vector: Sequence[float], text: str, where: ScopeFilter, limit: int
+    ) -> list[IndexHit]:
+        """Return up to ``limit`` dense and up to ``limit`` lexical candidates, merged by key.
+
+        Every hit carries its cosine similarity to ``vector``; ``bm25`` is set for rows the
+        full-text side found (``text`` is already segmented by ``memory.text.search_text``).
+        """
+        ...
+
+    async def keys(self) -> set[str]:
+        """Every key in the index."""
+        ...
+
+    async def compact(self) -> None:
+        """Fold new rows into the indexes and remove old versions and deleted data from disk."""
+        ...
+
+    async def close(self) -> None:
+        """Release the index."""
+        ...
+
+
+class ManualClock:
+    """A clock moved by hand, for tests and for replaying recorded conversations."""
+
+    def __init__(self, start: datetime) -> None:
+        if start.tzinfo is None:
+            raise ValueError("ManualClock needs an aware datetime")
+        self._now = start
+
+    def now(self) -> datetime:
+        return self._now
+
+    def set(self, value: datetime) -> None:
+        """Jump to ``value`` (aware)."""
+        if value.tzinfo is None:
+            raise ValueError("ManualClock needs an aware datetime")
+        self._now = value
+
+    def advance(self, seconds: float) -> None:
+        """Move forward by ``seconds``."""
+        from datetime import timedelta
+
+        self._now += timedelta(seconds=seconds)

@@ -1,0 +1,90 @@
+"""Language detection, segmentation and sentence splitting for English and Chinese.
+
+Full-text search needs words; Chinese has no spaces, so CJK runs are segmented with jieba
+(Sun, J. "jieba", search-engine mode) before the text reaches LanceDB, whose full-text index
+then splits on white space, lowercases and stems the English words (Snowball English). Query
+text goes through the same function, so both sides agree.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from functools import lru_cache
+
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_RE = re.compile(f"[{_CJK}]")
+_CJK_RUN_RE = re.compile(f"[{_CJK}]+")
+_WORD_RE = re.compile(rf"[{_CJK}]+|[A-Za-z0-9\u00c0-\u024f]+")
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+
+_jieba_lock = threading.Lock()
+_jieba = None
+
+
+def _segmenter():
+    """Load jieba once (about 1 s), quietly: its own logger prints to standard error."""
+    global _jieba
+    with _jieba_lock:
+        if _jieba is None:
+            import jieba
+
+            jieba.setLogLevel(logging.WARNING)
+            jieba.initialize()
+            _jieba = jieba
+    return _jieba
+
+
+def language_of(text: str) -> str:
+    """Return ``"zh"`` when at least 20% of the letters are CJK characters, else ``"en"``."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return "en"
+    cjk = sum(1 for c in letters if _CJK_RE.match(c))
+    return "zh" if cjk / len(letters) >= 0.2 else "en"
+
+
+def has_cjk(text: str) -> bool:
+    """True when ``text`` contains at least one CJK character."""
+    return _CJK_RE.search(text) is not None
+
+
+@lru_cache(maxsize=4096)
+def _segment_cjk(run: str) -> tuple[str, ...]:
+    jieba = _segmenter()
+    return tuple(w for w in jieba.cut_for_search(run) if w.strip())
+
+
+def search_tokens(text: str) -> list[str]:
+    """Split ``text`` into lowercase search tokens: English words as they are (LanceDB stems
+    them), CJK runs segmented by jieba in search mode (overlapping words, e.g. 向量数据库 ->
+    向量, 数据, 数据库).
+
+    Returns:
+        A list of tokens, possibly empty.
+    """
+    tokens: list[str] = []
+    for match in _WORD_RE.finditer(text):
+        piece = match.group()
+        if _CJK_RE.match(piece):
+            tokens.extend(_segment_cjk(piece))
+        else:
+            tokens.append(piece.lower())
+    return tokens
+
+
+def search_text(text: str) -> str:
+    """Return ``text`` as white-space separated search tokens (see :func:`search_tokens`)."""
+    return " ".join(search_tokens(text))
+
+
+def sentences(text: str) -> list[str]:
+    """Split ``text`` into sentences on ``. ! ? 。！？`` and newlines; strips each one."""
+    return [piece.strip() for piece in _SENTENCE_SPLIT_RE.split(text) if piece.strip()]
+
+
+def normalise(text: str) -> str:
+    """Lowercase, fold white space and strip surrounding punctuation, for exact comparisons."""
+    text = re.sub(r"\s+", " ", text.strip().lower())
+    return text.strip(" .,!?;:。，！？；：~～")

@@ -1,0 +1,275 @@
+"""Value types shared by the memory core, its stores and the adapters.
+
+All datetimes are timezone-aware UTC. Ids are SQLite integer row ids unless said otherwise.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+class Role(str, enum.Enum):
+    """Who produced a turn."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"  # system notes (e.g. "memory was switched off"); never evicted first
+    TOOL = "tool"  # tool results; never evicted first
+
+
+class ChatKind(str, enum.Enum):
+    """Privacy class of a chat: decides where memory learned in it may surface."""
+
+    PRIVATE = "private"
+    GROUP = "group"
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadKey:
+    """Where turns happen: a chat, or a topic/thread inside a chat.
+
+    Attributes:
+        platform: ``console``, ``telegram``, ``discord`` or ``eval``.
+        chat_id: the platform's chat/channel id, as text.
+        thread_id: forum topic / Discord thread id, or None for the chat itself.
+    """
+
+    platform: str
+    chat_id: str
+    thread_id: str | None = None
+
+    def __str__(self) -> str:
+        suffix = f"/{self.thread_id}" if self.thread_id is not None else ""
+        return f"{self.platform}:{self.chat_id}{suffix}"
+
+
+@dataclass(frozen=True, slots=True)
+class IncomingMessage:
+    """A message normalised by an adapter, ready for the conversation engine.
+
+    Attributes:
+        thread: where it was said.
+        chat_kind: private or group.
+        platform_user_id: the author's id on the platform (text).
+        display_name: the author's name as shown to the model in groups.
+        text: the message text (captions count as text).
+        sent_at: when the platform says it was sent (aware UTC).
+        platform_message_id: the platform's message id, unique within the thread, or None.
+        chat_title: title of a group chat, used in ``/memories`` origins.
+    """
+
+    thread: ThreadKey
+    chat_kind: ChatKind
+    platform_user_id: str
+    display_name: str
+    text: str
+    sent_at: datetime
+    platform_message_id: str | None = None
+    chat_title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One stored message of a thread (user, assistant, system note or tool result)."""
+
+    id: int
+    thread_id: int
+    session_id: int
+    role: Role
+    text: str
+    created_at: datetime
+    user_id: int | None = None
+    speaker: str | None = None
+    platform_message_id: str | None = None
+    generated_by: str | None = None  # model name for assistant turns ("offline" for the offline model)
+    memory_off: bool = False  # said while the user's memory was off: deleted when the session closes
+
+
+class FactStatus(str, enum.Enum):
+    """Life cycle of a semantic fact."""
+
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    ARCHIVED = "archived"
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A short, dated statement about a user (semantic memory).
+
+    ``text`` is in the user's language, about 20 CJK characters or 15 English words.
+    ``origin_thread_id`` and ``origin_kind`` decide where it may be recalled: private facts in
+    private chats of the owner, group facts only in their group thread.
+    """
+
+    id: int
+    user_id: int
+    kind: str  # preference | profile | prohibition | task | note
+    text: str
+    topic: str | None
+    status: FactStatus
+    created_at: datetime
+    valid_from: datetime
+    valid_to: datetime | None
+    last_confirmed_at: datetime
+    last_recalled_at: datetime | None
+    confirmations: int
+    origin_thread_id: int
+    origin_kind: ChatKind
+    origin_title: str | None
+    source_turn_ids: tuple[int, ...]
+    lang: str  # "en" or "zh"
+
+
+@dataclass(frozen=True, slots=True)
+class KeyDatum:
+    """A line kept verbatim from a turn because it holds numbers, dates, amounts, versions or
+    addresses."""
+
+    text: str
+    turn_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """What happened in one session of a thread (episodic memory)."""
+
+    id: int
+    thread_id: int
+    session_id: int
+    summary: str
+    key_data: tuple[KeyDatum, ...]
+    turn_ids: tuple[int, ...]
+    started_at: datetime
+    ended_at: datetime
+    created_at: datetime
+    scope: str
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """A user turn with the assistant reply to it, indexed for recall.
+
+    In a thread without assistant replies (recorded group chats), each user turn is a round.
+    """
+
+    id: int
+    thread_id: int
+    session_id: int
+    turn_ids: tuple[int, ...]
+    text: str
+    created_at: datetime
+    scope: str
+
+
+class ItemKind(str, enum.Enum):
+    """Kinds of memory items in the search index."""
+
+    FACT = "fact"
+    EPISODE = "episode"
+    ROUND = "round"
+
+
+@dataclass(frozen=True, slots=True)
+class IndexItem:
+    """One row of the derived search index (LanceDB), written by id.
+
+    Attributes:
+        key: ``"<kind>:<id>"``, unique.
+        kind: fact, episode or round.
+        item_id: the SQLite id of the fact/episode/round.
+        owner: user id as text ("" for items owned by a thread).
+        scope: ``user:<id>`` for private memory, ``thread:<id>`` for a group thread's memory.
+        status: fact status, or "active".
+        text: display text.
+        search_text: lexical text (segmented, expanded keys) for full-text search.
+        vector: L2-normalised embedding of ``text``.
+    """
+
+    key: str
+    kind: ItemKind
+    item_id: int
+    owner: str
+    scope: str
+    status: str
+    text: str
+    search_text: str
+    vector: list[float]
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class IndexHit:
+    """A search result from the index, before fusion.
+
+    ``cosine`` is the cosine similarity in [-1, 1] (None when only the lexical side found it);
+    ``bm25`` is the raw full-text score (>= 0; None when only the dense side found it).
+    """
+
+    key: str
+    kind: ItemKind
+    item_id: int
+    cosine: float | None = None
+    bm25: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecalledItem:
+    """A memory item chosen for a prompt.
+
+    Attributes:
+        key: ``"<kind>:<id>"``.
+        kind: fact, episode or round.
+        text: rendered line as it appears in the memory block.
+        score: fused recall score in [0, 1], higher = closer (see ``memory.recall``).
+        tokens: tokens of ``text`` by the product's counter.
+        source_turn_ids: turns whose content the item carries.
+        source_session_id: the session it came from (None for facts).
+        created_at: when the item was written.
+    """
+
+    key: str
+    kind: ItemKind
+    text: str
+    score: float
+    tokens: int
+    source_turn_ids: tuple[int, ...] = ()
+    source_session_id: int | None = None
+    created_at: datetime | None = None
+    pinned: bool = False  # included regardless of score (e.g. last episode of the thread)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """A message for a language model: role is ``user`` or ``assistant``."""
+
+    role: str
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelReply:
+    """A language model's answer and what it cost.
+
+    Token counts are as reported by the provider (0 when unknown).
+    """
+
+    text: str
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    stop_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """What a model is asked: a system prompt with the memory blocks, and the messages."""
+
+    system: str
+    messages: tuple[ChatMessage, ...]
+    recalled: tuple[RecalledItem, ...] = ()
+    memory_tokens: int = 0
+    working_tokens: int = 0
+    extras: dict = field(default_factory=dict)

@@ -1,0 +1,58 @@
+from datetime import datetime, timezone
+
+import pytest
+
+from memory.episodes import is_end_phrase, key_data_of, summarise_session
+from memory.tokens import HeuristicTokenCounter
+from memory.types import Role, Turn
+
+T = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def turn(i, text, role=Role.USER, speaker="Ann"):
+    return Turn(id=i, thread_id=1, session_id=1, role=role, text=text, created_at=T,
+                speaker=speaker)
+
+
+@pytest.mark.parametrize("text", ["bye", "Bye!", "that's all for now", "Goodbye.", "先这样",
+                                  "结束了", "再见！", "That's all for today"])
+def test_end_phrases(text):
+    assert is_end_phrase(text)
+
+
+@pytest.mark.parametrize("text", ["bye the way, what is RAG?", "I said bye to him",
+                                  "先这样做，然后呢？", ""])
+def test_not_end_phrases(text):
+    assert not is_end_phrase(text)
+
+
+def test_key_data_is_kept_verbatim():
+    turns = [turn(1, "The budget is $12,500. Nice weather."),
+             turn(2, "We upgrade to v2.3.1 on 2024-06-01.", Role.USER),
+             turn(3, "Sure, 42 things.", Role.ASSISTANT),
+             turn(4, "地址是中山路88号，预算3000元。")]
+    data = key_data_of(turns)
+    texts = [d.text for d in data]
+    assert "The budget is $12,500." in texts
+    assert "We upgrade to v2.3.1 on 2024-06-01." in texts
+    assert any("中山路88号" in t for t in texts)
+    assert all(d.turn_id != 3 for d in data)  # the assistant's words are not key data
+
+
+def test_summary_is_deterministic_bounded_and_cites_turns():
+    turns = [turn(1, "I'm choosing a vector database for a quant research platform."),
+             turn(2, "ok", Role.ASSISTANT, "Assistant"),
+             turn(3, "We should start by benchmarking LanceDB against pgvector on our data."),
+             turn(4, "thanks")]
+    counter = HeuristicTokenCounter()
+    a = summarise_session(turns, counter=counter, max_tokens=40)
+    b = summarise_session(turns, counter=counter, max_tokens=40)
+    assert a == b
+    assert counter.count(a.summary) <= 40
+    assert "vector database" in a.summary
+    assert a.turn_ids == (1, 2, 3, 4)
+
+
+def test_no_user_text_no_episode():
+    assert summarise_session([turn(1, "hi", Role.ASSISTANT)],
+                             counter=HeuristicTokenCounter()) is None

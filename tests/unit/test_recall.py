@@ -1,0 +1,69 @@
+from memory.ports import SimilarityCalibration
+from memory.recall import (
+    EPISODIC_HEADER,
+    SEMANTIC_HEADER,
+    fused_score,
+    pack,
+    rank_hits,
+)
+from memory.tokens import HeuristicTokenCounter
+from memory.types import IndexHit, ItemKind, RecalledItem
+
+CAL = SimilarityCalibration(floor=0.2, ceiling=0.8)
+
+
+def hit(i, cosine=None, bm25=None, kind=ItemKind.ROUND):
+    return IndexHit(f"{kind.value}:{i}", kind, i, cosine=cosine, bm25=bm25)
+
+
+def item(i, kind=ItemKind.ROUND, tokens=10, score=0.5, turns=None, pinned=False):
+    return RecalledItem(f"{kind.value}:{i}", kind, f"- item {i}", score, tokens,
+                        tuple(turns if turns is not None else [i]), pinned=pinned)
+
+
+def test_fused_score_is_bounded_and_monotonic():
+    assert fused_score(hit(1, cosine=-1.0), CAL) == 0.0
+    assert fused_score(hit(1, cosine=1.0, bm25=1e9), CAL) <= 1.0
+    assert fused_score(hit(1, cosine=0.5, bm25=3), CAL) > fused_score(hit(1, cosine=0.5), CAL)
+    assert fused_score(hit(1, cosine=0.7), CAL) > fused_score(hit(1, cosine=0.5), CAL)
+
+
+def test_threshold_cuts_and_ranks():
+    ranked = rank_hits([hit(1, cosine=0.3), hit(2, cosine=0.8, bm25=10), hit(3, cosine=0.7)],
+                       CAL, threshold=0.3)
+    assert [h.item_id for h, _ in ranked] == [2, 3]
+
+
+def test_pack_stops_at_first_item_over_budget():
+    counter = HeuristicTokenCounter()
+    header = counter.count(EPISODIC_HEADER)
+    items = [item(1, tokens=20), item(2, tokens=50), item(3, tokens=5)]
+    blocks = pack(items, budget_tokens=header + 30, top_k_facts=3, counter=counter)
+    assert [i.key for i in blocks.items] == ["round:1"]  # round:3 would fit, but order rules
+    assert blocks.tokens == header + 20
+    assert blocks.episodic.startswith(EPISODIC_HEADER)
+
+
+def test_pack_limits_facts_and_puts_pinned_first():
+    counter = HeuristicTokenCounter()
+    items = [item(i, ItemKind.FACT) for i in range(1, 6)]
+    items.append(item(9, ItemKind.EPISODE, pinned=True, turns=[90, 91]))
+    blocks = pack(items, budget_tokens=1000, top_k_facts=2, counter=counter)
+    assert [i.key for i in blocks.items] == ["episode:9", "fact:1", "fact:2"]
+    assert blocks.semantic.startswith(SEMANTIC_HEADER)
+    assert blocks.tokens <= 1000
+
+
+def test_pack_skips_repeats_of_the_same_turns():
+    counter = HeuristicTokenCounter()
+    items = [item(1, ItemKind.EPISODE, turns=[1, 2], pinned=True),
+             item(5, ItemKind.ROUND, turns=[1, 2]),  # the one-round session's round
+             item(6, ItemKind.ROUND, turns=[3, 4]), item(7, ItemKind.ROUND, turns=[5, 6]),
+             item(2, ItemKind.EPISODE, turns=[3, 4, 5, 6])]  # all in packed rounds
+    blocks = pack(items, budget_tokens=1000, top_k_facts=3, counter=counter)
+    assert [i.key for i in blocks.items] == ["episode:1", "round:6", "round:7"]
+
+
+def test_empty_pack():
+    blocks = pack([], budget_tokens=100, top_k_facts=3, counter=HeuristicTokenCounter())
+    assert blocks.items == () and blocks.tokens == 0 and blocks.semantic == blocks.episodic == ""
