@@ -1,0 +1,491 @@
+"""The memory service: one front door to working, episodic and semantic memory.
+
+It writes turns, explicit facts, episodes and rounds to SQLite (the source of truth), keeps the
+LanceDB index in step (written by key after the SQLite commit, reconciled at start-up), recalls
+and packs memory for a prompt, and deletes on request. It never calls a chat platform or a
+language model; the conversation engine in ``bot/`` does.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memory.episodes import summarise_session
+from memory.facts import explicit_fact
+from memory.ports import Clock, Embedder, ScopeFilter, SearchIndex, TokenCounter
+from memory.recall import MemoryBlocks, pack, rank_hits
+from memory.stores.sqlite import ForgetResult, RoundDraft, SQLiteStore, ThreadRow, UserRow
+from memory.text import normalise, search_text
+from memory.types import (
+    ChatKind,
+    Episode,
+    Fact,
+    FactStatus,
+    IncomingMessage,
+    IndexItem,
+    ItemKind,
+    RecalledItem,
+    Role,
+    Round,
+    Turn,
+)
+from memory.working import select_window
+
+log = logging.getLogger(__name__)
+
+OFFLINE_MODEL = "offline"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryConfig:
+    """The memory settings the core needs (built by ``bot/`` from the product settings).
+
+    Attributes:
+        max_working_messages: turns in the prompt window.
+        max_working_tokens: tokens in the prompt window.
+        top_k: facts recalled per prompt (1-5).
+        threshold: minimum recall score in [0, 1] (``memory.recall``).
+        budget_tokens: tokens for all memory blocks of one prompt.
+        episode_summary_tokens: tokens of an offline episode summary.
+    """
+
+    max_working_messages: int = 30
+    max_working_tokens: int = 4000
+    top_k: int = 3
+    threshold: float = 0.35
+    budget_tokens: int = 1000
+    episode_summary_tokens: int = 80
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Who is speaking where: the user, the thread and the scope their memory lives in."""
+
+    user: UserRow
+    thread: ThreadRow
+
+    @property
+    def scope(self) -> str:
+        """``user:<id>`` in private chats, ``thread:<id>`` in groups."""
+        if self.thread.chat_kind is ChatKind.PRIVATE:
+            return f"user:{self.user.id}"
+        return f"thread:{self.thread.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class FactOutcome:
+    """What an explicit memory request did: ``written``, ``confirmed`` or ``too_long``."""
+
+    status: str
+    fact: Fact | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    """Recalled memory for one prompt.
+
+    Attributes:
+        blocks: the packed items and rendered blocks.
+        candidates: number of index candidates considered.
+        elapsed_ms: wall time of the recall, embedding included (milliseconds).
+    """
+
+    blocks: MemoryBlocks
+    candidates: int
+    elapsed_ms: float
+    ranked: tuple[RecalledItem, ...] = field(default=())
+
+
+def _date(value: datetime) -> str:
+    return value.strftime("%Y-%m-%d")
+
+
+class MemoryService:
+    """Front door of the memory core. Services are given their ports; none are built here."""
+
+    def __init__(
+        self,
+        *,
+        store: SQLiteStore,
+        index: SearchIndex,
+        embedder: Embedder,
+        counter: TokenCounter,
+        clock: Clock,
+        config: MemoryConfig,
+    ) -> None:
+        self.store = store
+        self.index = index
+        self.embedder = embedder
+        self.counter = counter
+        self.clock = clock
+        self.config = config
+
+    # ----------------------------------------------------------------- identities and turns
+
+    async def context(self, msg: IncomingMessage) -> Context:
+        """Resolve (creating on first sight) the user and thread of an incoming message."""
+        now = self.clock.now()
+        user = await self.store.user_for_account(
+            msg.thread.platform, msg.platform_user_id, msg.display_name, now
+        )
+        thread = await self.store.thread_for_key(msg.thread, msg.chat_kind, msg.chat_title, now)
+        return Context(user=user, thread=thread)
+
+    async def refresh(self, ctx: Context) -> Context:
+        """Reload the user row (after ``/memory_on`` or ``/memory_off``)."""
+        user = await self.store.get_user(ctx.user.id)
+        return Context(user=user, thread=ctx.thread)
+
+    async def record_user_turn(
+        self, ctx: Context, text: str, *, at: datetime, speaker: str,
+        platform_message_id: str | None = None,
+    ) -> tuple[Turn, bool]:
+        """Store a user's (already redacted) turn; returns ``(turn, created)``."""
+        return await self.store.add_turn(
+            thread_id=ctx.thread.id, role=Role.USER, text=text, at=at, user_id=ctx.user.id,
+            speaker=speaker, platform_message_id=platform_message_id,
+            memory_off=not ctx.user.memory_enabled,
+        )
+
+    async def record_assistant_turn(
+        self, ctx: Context, text: str, *, at: datetime, generated_by: str
+    ) -> Turn:
+        """Store the assistant's reply in the thread's open session."""
+        turn, _ = await self.store.add_turn(
+            thread_id=ctx.thread.id, role=Role.ASSISTANT, text=text, at=at, speaker="Assistant",
+            generated_by=generated_by, memory_off=not ctx.user.memory_enabled,
+        )
+        return turn
+
+    async def working_memory(self, ctx: Context) -> list[Turn]:
+        """The prompt window of the thread: its open session's turns within the bounds."""
+        session = await self.store.open_session(ctx.thread.id)
+        if session is None:
+            return []
+        turns = await self.store.session_turns(
+            session.id, limit=self.config.max_working_messages * 3
+        )
+        return select_window(
+            turns, max_turns=self.config.max_working_messages,
+            max_tokens=self.config.max_working_tokens, counter=self.counter,
+        )
+
+    # ----------------------------------------------------------------- semantic memory
+
+    async def remember(self, ctx: Context, turn: Turn) -> FactOutcome | None:
+        """Write the fact an explicit request in ``turn`` asks for, before the next input.
+
+        Returns:
+            None when the turn is no explicit request (or memory is off); otherwise the outcome.
+            An exact restatement of an active fact confirms it instead of adding a twin.
+        """
+        if turn.role is not Role.USER or not ctx.user.memory_enabled:
+            return None
+        draft = explicit_fact(turn.text)
+        if draft is None:
+            return None
+        if draft.too_long:
+            return FactOutcome("too_long")
+        now = self.clock.now()
+        for fact in await self.store.list_facts(ctx.user.id, [FactStatus.ACTIVE]):
+            if normalise(fact.text) == normalise(draft.text) and self._fact_scope(fact) == ctx.scope:
+                await self.store.confirm_fact(fact.id, turn.id, now)
+                return FactOutcome("confirmed", fact)
+        fact = await self.store.add_fact(
+            user_id=ctx.user.id, kind=draft.kind, text=draft.text, topic=None,
+            origin=ctx.thread, source_turn_ids=[turn.id], lang=draft.lang, scope=ctx.scope,
+            now=now,
+        )
+        await self.index.upsert(await self._fact_items([(fact, ctx.scope)]))
+        return FactOutcome("written", fact)
+
+    @staticmethod
+    def _fact_scope(fact: Fact) -> str:
+        if fact.origin_kind is ChatKind.PRIVATE:
+            return f"user:{fact.user_id}"
+        return f"thread:{fact.origin_thread_id}"
+
+    async def facts_for(self, user_id: int, *, history: bool = False) -> list[Fact]:
+        """A user's active facts (oldest first); with ``history`` also superseded and archived."""
+        statuses = [FactStatus.ACTIVE]
+        if history:
+            statuses += [FactStatus.SUPERSEDED, FactStatus.ARCHIVED]
+        return await self.store.list_facts(user_id, statuses)
+
+    async def episodes_for(self, user_id: int) -> list[Episode]:
+        """The episodes of a user's private conversations, newest first."""
+        return await self.store.episodes_in_scope(f"user:{user_id}")
+
+    # ----------------------------------------------------------------- sessions and episodes
+
+    async def close_session(self, ctx_or_thread_id: Context | int, *, reason: str,
+                            at: datetime | None = None) -> bool:
+        """Close the thread's open session and consolidate it (episode + rounds).
+
+        Returns:
+            True when a session was open and is now closed.
+        """
+        thread_id = (ctx_or_thread_id.thread.id if isinstance(ctx_or_thread_id, Context)
+                     else ctx_or_thread_id)
+        session = await self.store.open_session(thread_id)
+        if session is None:
+            return False
+        closed = await self.store.close_session(session.id, at or self.clock.now(), reason)
+        await self.consolidate_pending(thread_id=thread_id)
+        return closed
+
+    async def consolidate_pending(self, *, thread_id: int | None = None) -> int:
+        """Run every pending consolidation job (optionally of one thread), oldest first.
+
+        A failing job is counted and left pending for the next run; others still run.
+
+        Returns:
+            The number of jobs completed.
+        """
+        done = 0
+        for work in await self.store.pending_work(thread_id=thread_id):
+            try:
+                await self._consolidate(work.id, work.session_id)
+                done += 1
+            except Exception as exc:  # one job's failure must not stop the others
+                log.exception("consolidation failed work=%s session=%s", work.id, work.session_id)
+                await self.store.fail_work(work.id, f"{type(exc).__name__}: {exc}")
+        return done
+
+    async def _consolidate(self, work_id: int, session_id: int) -> None:
+        session = await self.store.get_session(session_id)
+        thread = await self.store.get_thread(session.thread_id)
+        turns = await self.store.session_turns(session_id)
+        dropped = [t.id for t in turns if t.memory_off]
+        kept = [t for t in turns if not t.memory_off]
+        owner = next((t.user_id for t in kept if t.role is Role.USER and t.user_id), None)
+        if thread.chat_kind is ChatKind.PRIVATE:
+            scope = f"user:{owner}" if owner is not None else ""
+        else:
+            scope = f"thread:{thread.id}"
+        draft = (summarise_session(kept, counter=self.counter,
+                                   max_tokens=self.config.episode_summary_tokens)
+                 if scope else None)
+        rounds = self._rounds(kept) if scope else []
+        now = self.clock.now()
+        started = kept[0].created_at if kept else session.started_at
+        ended = kept[-1].created_at if kept else session.last_turn_at
+        episode, stored_rounds = await self.store.complete_close(
+            work_id=work_id, session_id=session_id, scope=scope, episode=draft, rounds=rounds,
+            started_at=started, ended_at=ended, now=now, drop_turn_ids=dropped,
+        )
+        items = []
+        if episode is not None:
+            items += await self._episode_items([episode])
+        items += await self._round_items(stored_rounds)
+        await self.index.upsert(items)
+        log.info("session consolidated id=%s episode=%s rounds=%d dropped_turns=%d",
+                 session_id, episode.id if episode else None, len(stored_rounds), len(dropped))
+
+    @staticmethod
+    def _rounds(turns: Sequence[Turn]) -> list[RoundDraft]:
+        """Group turns into rounds: a user turn plus the assistant replies that follow it.
+        Replies of the offline model are left out of the round text (they only echo memory)."""
+        rounds: list[RoundDraft] = []
+        current: list[Turn] = []
+
+        def flush() -> None:
+            if current:
+                lines = [f"{t.speaker or t.role.value}: {t.text}" for t in current
+                         if t.generated_by != OFFLINE_MODEL]
+                rounds.append(RoundDraft(tuple(t.id for t in current), "\n".join(lines),
+                                         current[0].created_at))
+
+        for turn in turns:
+            if turn.role is Role.USER:
+                flush()
+                current = [turn]
+            elif turn.role is Role.ASSISTANT and current:
+                current.append(turn)
+        flush()
+        return rounds
+
+    # ----------------------------------------------------------------- index rows
+
+    async def _items(self, specs: list[tuple[ItemKind, int, str, str, str, str, datetime]]
+                     ) -> list[IndexItem]:
+        if not specs:
+            return []
+        vectors = await self.embedder.embed_documents([s[5] for s in specs])
+        return [
+            IndexItem(key=f"{kind.value}:{item_id}", kind=kind, item_id=item_id, owner=owner,
+                      scope=scope, status=status, text=text, search_text=search_text(text),
+                      vector=vector, created_at=created)
+            for (kind, item_id, owner, scope, status, text, created), vector in zip(specs, vectors)
+        ]
+
+    async def _fact_items(self, facts: Sequence[tuple[Fact, str]]) -> list[IndexItem]:
+        return await self._items([
+            (ItemKind.FACT, f.id, str(f.user_id), scope, f.status.value, f.text, f.created_at)
+            for f, scope in facts
+        ])
+
+    async def _episode_items(self, episodes: Sequence[Episode]) -> list[IndexItem]:
+        return await self._items([
+            (ItemKind.EPISODE, e.id, "", e.scope, "active", self._episode_text(e), e.ended_at)
+            for e in episodes
+        ])
+
+    async def _round_items(self, rounds: Sequence[Round]) -> list[IndexItem]:
+        return await self._items([
+            (ItemKind.ROUND, r.id, "", r.scope, "active", r.text, r.created_at) for r in rounds
+        ])
+
+    @staticmethod
+    def _episode_text(episode: Episode) -> str:
+        text = episode.summary
+        if episode.key_data:
+            text += " Key data: " + "; ".join(k.text for k in episode.key_data)
+        return text
+
+    async def reconcile(self) -> tuple[int, int]:
+        """Bring the index in line with SQLite: add missing rows, delete rows SQLite lacks.
+
+        Returns:
+            ``(added, removed)`` row counts.
+        """
+        have = await self.index.keys()
+        facts = await self.store.all_facts()
+        episodes = await self.store.all_episodes()
+        rounds = await self.store.all_rounds()
+        want = ({f"fact:{f.id}" for f, _ in facts} | {f"episode:{e.id}" for e in episodes}
+                | {f"round:{r.id}" for r in rounds})
+        extra = sorted(have - want)
+        await self.index.delete(extra)
+        items = await self._fact_items([(f, s) for f, s in facts if f"fact:{f.id}" not in have])
+        items += await self._episode_items([e for e in episodes if f"episode:{e.id}" not in have])
+        items += await self._round_items([r for r in rounds if f"round:{r.id}" not in have])
+        for start in range(0, len(items), 256):
+            await self.index.upsert(items[start:start + 256])
+        if items or extra:
+            log.info("index reconciled added=%d removed=%d", len(items), len(extra))
+        return len(items), len(extra)
+
+    # ----------------------------------------------------------------- recall
+
+    async def recall(
+        self,
+        ctx: Context,
+        query: str,
+        *,
+        budget_tokens: int | None = None,
+        touch: bool = True,
+        exclude_session_id: int | None = None,
+    ) -> RecallResult:
+        """Recall memory for ``query`` in ``ctx`` and pack it under the budget.
+
+        The last episode of the thread is pinned (the next session starts with it); facts,
+        episodes and rounds of the context's scope compete by the fused score
+        (``memory.recall``), cut by the threshold, ``top_k`` facts and the budget. Rows of
+        another scope, and other users' facts, are excluded inside the index query. Recalled
+        facts get ``last_recalled_at`` unless ``touch`` is False (read-only questions).
+
+        Args:
+            ctx: the speaker and thread.
+            query: the current input (already redacted).
+            budget_tokens: tokens for the memory blocks; default ``MEMORY_TOKEN_BUDGET``.
+            touch: record the recall on the facts.
+            exclude_session_id: leave out rounds and the episode of this session.
+
+        Returns:
+            The packed blocks, the number of candidates and the elapsed milliseconds.
+        """
+        started = time.perf_counter()
+        budget = budget_tokens or self.config.budget_tokens
+        if not ctx.user.memory_enabled:
+            return RecallResult(pack([], budget_tokens=budget, top_k_facts=0,
+                                     counter=self.counter), 0, 0.0)
+        limit = max(50, budget // 20)
+        vector = await self.embedder.embed_query(query)
+        hits = await self.index.search(
+            vector=vector, text=search_text(query),
+            where=ScopeFilter(scope=ctx.scope, owner=str(ctx.user.id)), limit=limit,
+        )
+        ranked = rank_hits(hits, self.embedder.calibration, threshold=self.config.threshold)
+        candidates = await self._render(ranked, exclude_session_id)
+        pinned = await self.store.last_episode(ctx.thread.id)
+        if pinned is not None and pinned.session_id != exclude_session_id and ctx.scope == pinned.scope:
+            candidates.insert(0, self._episode_item(pinned, score=1.0, pinned=True))
+        blocks = pack(candidates, budget_tokens=budget, top_k_facts=self.config.top_k,
+                      counter=self.counter)
+        if touch:
+            fact_ids = [int(i.key.split(":")[1]) for i in blocks.items if i.kind is ItemKind.FACT]
+            await self.store.touch_facts(fact_ids, self.clock.now())
+        elapsed = (time.perf_counter() - started) * 1000
+        log.info("recall thread=%s candidates=%d kept=%d items=%d tokens=%d ms=%.1f",
+                 ctx.thread.id, len(hits), len(ranked), len(blocks.items), blocks.tokens, elapsed)
+        return RecallResult(blocks=blocks, candidates=len(hits), elapsed_ms=elapsed,
+                            ranked=tuple(candidates))
+
+    async def _render(self, ranked, exclude_session_id: int | None) -> list[RecalledItem]:
+        by_kind: dict[ItemKind, list[int]] = {}
+        for hit, _ in ranked:
+            by_kind.setdefault(hit.kind, []).append(hit.item_id)
+        facts = await self.store.get_facts(by_kind.get(ItemKind.FACT, []))
+        episodes = await self.store.get_episodes(by_kind.get(ItemKind.EPISODE, []))
+        rounds = await self.store.get_rounds(by_kind.get(ItemKind.ROUND, []))
+        out: list[RecalledItem] = []
+        for hit, score in ranked:
+            if hit.kind is ItemKind.FACT and hit.item_id in facts:
+                fact = facts[hit.item_id]
+                text = f"- {fact.text} (noted {_date(fact.valid_from)})"
+                out.append(RecalledItem(hit.key, hit.kind, text, score, self.counter.count(text),
+                                        fact.source_turn_ids, None, fact.created_at))
+            elif hit.kind is ItemKind.EPISODE and hit.item_id in episodes:
+                episode = episodes[hit.item_id]
+                if episode.session_id != exclude_session_id:
+                    out.append(self._episode_item(episode, score=score))
+            elif hit.kind is ItemKind.ROUND and hit.item_id in rounds:
+                rnd = rounds[hit.item_id]
+                if rnd.session_id != exclude_session_id:
+                    text = f"- ({_date(rnd.created_at)}) " + rnd.text.replace("\n", " / ")
+                    out.append(RecalledItem(hit.key, hit.kind, text, score,
+                                            self.counter.count(text), rnd.turn_ids,
+                                            rnd.session_id, rnd.created_at))
+        return out
+
+    def _episode_item(self, episode: Episode, *, score: float, pinned: bool = False
+                      ) -> RecalledItem:
+        text = f"- ({_date(episode.started_at)}) {self._episode_text(episode)}"
+        return RecalledItem(f"episode:{episode.id}", ItemKind.EPISODE, text, score,
+                            self.counter.count(text), episode.turn_ids, episode.session_id,
+                            episode.created_at, pinned=pinned)
+
+    # ----------------------------------------------------------------- control
+
+    async def set_memory(self, ctx: Context, enabled: bool) -> Context:
+        """Persist ``/memory_on`` / ``/memory_off`` for the user; returns the refreshed context."""
+        await self.store.set_memory_enabled(ctx.user.id, enabled)
+        log.info("memory %s user=%s", "on" if enabled else "off", ctx.user.id)
+        return await self.refresh(ctx)
+
+    async def forget_fact(self, user_id: int, fact_id: int) -> ForgetResult:
+        """Delete one fact of the user (with history, source turns and their rounds) from
+        SQLite and the index, and purge both from disk before returning."""
+        result = await self.store.delete_fact(user_id, fact_id, self.clock.now())
+        await self._purge(result)
+        return result
+
+    async def forget_all(self, user_id: int) -> ForgetResult:
+        """Delete everything of one user (see ``SQLiteStore.forget_all``) and purge it from
+        disk (index rows deleted and old versions cleaned, WAL truncated) before returning."""
+        result = await self.store.forget_all(user_id, self.clock.now())
+        await self._purge(result)
+        log.info("forget_all user=%s facts=%d episodes=%d rounds=%d turns=%d", user_id,
+                 result.facts, result.episodes, result.rounds, result.turns)
+        return result
+
+    async def _purge(self, result: ForgetResult) -> None:
+        if result.index_keys:
+            await self.index.delete(list(result.index_keys))
+            await self.index.compact()
+        await self.store.purge_free_space()

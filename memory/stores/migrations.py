@@ -1,0 +1,130 @@
+"""Numbered SQLite migrations, applied in order at start-up (``PRAGMA user_version``)."""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the walking skeleton's schema.
+    """
+    CREATE TABLE users (
+        id INTEGER PRIMARY KEY,
+        display_name TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        memory_enabled INTEGER NOT NULL DEFAULT 1,
+        timezone TEXT
+    );
+    CREATE TABLE accounts (
+        platform TEXT NOT NULL,
+        platform_user_id TEXT NOT NULL,
+        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        PRIMARY KEY (platform, platform_user_id)
+    );
+    CREATE TABLE threads (
+        id INTEGER PRIMARY KEY,
+        platform TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        topic_id TEXT NOT NULL DEFAULT '',
+        chat_kind TEXT NOT NULL,
+        title TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (platform, chat_id, topic_id)
+    );
+    CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY,
+        thread_id INTEGER NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+        started_at TEXT NOT NULL,
+        last_turn_at TEXT NOT NULL,
+        closed_at TEXT,
+        close_reason TEXT
+    );
+    CREATE UNIQUE INDEX sessions_one_open ON sessions(thread_id) WHERE closed_at IS NULL;
+    CREATE TABLE turns (
+        id INTEGER PRIMARY KEY,
+        thread_id INTEGER NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        user_id INTEGER REFERENCES users(id) ON DELETE SET NULL,
+        role TEXT NOT NULL,
+        speaker TEXT,
+        text TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        platform_message_id TEXT,
+        generated_by TEXT,
+        memory_off INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX turns_session ON turns(session_id, id);
+    CREATE INDEX turns_thread ON turns(thread_id, id);
+    CREATE INDEX turns_user ON turns(user_id);
+    CREATE UNIQUE INDEX turns_platform_message
+        ON turns(thread_id, platform_message_id) WHERE platform_message_id IS NOT NULL;
+    CREATE TABLE episodes (
+        id INTEGER PRIMARY KEY,
+        thread_id INTEGER NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+        session_id INTEGER NOT NULL UNIQUE REFERENCES sessions(id) ON DELETE CASCADE,
+        scope TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        key_data TEXT NOT NULL,
+        turn_ids TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        ended_at TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX episodes_thread ON episodes(thread_id, id);
+    CREATE INDEX episodes_scope ON episodes(scope);
+    CREATE TABLE rounds (
+        id INTEGER PRIMARY KEY,
+        thread_id INTEGER NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        scope TEXT NOT NULL,
+        turn_ids TEXT NOT NULL,
+        text TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX rounds_session ON rounds(session_id);
+    CREATE INDEX rounds_scope ON rounds(scope);
+    CREATE TABLE facts (
+        id INTEGER PRIMARY KEY,
+        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        topic TEXT,
+        status TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        valid_from TEXT NOT NULL,
+        valid_to TEXT,
+        last_confirmed_at TEXT NOT NULL,
+        last_recalled_at TEXT,
+        confirmations INTEGER NOT NULL DEFAULT 1,
+        origin_thread_id INTEGER NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+        origin_kind TEXT NOT NULL,
+        origin_title TEXT,
+        source_turn_ids TEXT NOT NULL,
+        lang TEXT NOT NULL,
+        scope TEXT NOT NULL
+    );
+    CREATE INDEX facts_user ON facts(user_id, status);
+    CREATE TABLE work (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        done_at TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        UNIQUE (kind, session_id)
+    );
+    CREATE INDEX work_pending ON work(done_at) WHERE done_at IS NULL;
+    CREATE TABLE prompt_records (
+        thread_id INTEGER NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        PRIMARY KEY (thread_id, user_id)
+    );
+    CREATE TABLE audit_log (
+        id INTEGER PRIMARY KEY,
+        at TEXT NOT NULL,
+        user_id INTEGER,
+        action TEXT NOT NULL,
+        count INTEGER NOT NULL DEFAULT 0
+    );
+    """,
+)

@@ -1,0 +1,776 @@
+"""SQLite store (aiosqlite): the source of truth for users, threads, turns, sessions, episodes,
+rounds, facts, pending work, prompt records and the audit log.
+
+One connection, WAL journal, foreign keys on, ``secure_delete`` on (deleted rows are zeroed,
+not left in free pages), numbered migrations applied at open. Writes run in explicit
+``BEGIN IMMEDIATE`` transactions under one lock, so a memory item is written in the same
+transaction as the work record it completes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import aiosqlite
+
+from memory.episodes import EpisodeDraft
+from memory.errors import StoreError
+from memory.stores.migrations import MIGRATIONS
+from memory.types import (
+    ChatKind,
+    Episode,
+    Fact,
+    FactStatus,
+    KeyDatum,
+    Role,
+    Round,
+    ThreadKey,
+    Turn,
+)
+
+log = logging.getLogger(__name__)
+
+
+def _ts(value: datetime) -> str:
+    if value.tzinfo is None:
+        raise ValueError("naive datetime given to the store; use aware UTC datetimes")
+    return value.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def _dt(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def _ids(value: str) -> tuple[int, ...]:
+    return tuple(int(v) for v in json.loads(value))
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRow:
+    """A thread as stored: its row id, key, privacy class and title."""
+
+    id: int
+    key: ThreadKey
+    chat_kind: ChatKind
+    title: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    """A session as stored; ``closed_at`` is None while it is open."""
+
+    id: int
+    thread_id: int
+    started_at: datetime
+    last_turn_at: datetime
+    closed_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class UserRow:
+    """A user as stored."""
+
+    id: int
+    display_name: str
+    memory_enabled: bool
+    timezone: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkRow:
+    """A pending consolidation job (``kind`` is ``close``) for one session."""
+
+    id: int
+    kind: str
+    session_id: int
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundDraft:
+    """A round before it is stored: its turns and its indexed text."""
+
+    turn_ids: tuple[int, ...]
+    text: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetResult:
+    """What a deletion removed: counts per kind and the index keys to delete."""
+
+    facts: int
+    episodes: int
+    rounds: int
+    turns: int
+    index_keys: tuple[str, ...]
+
+
+class SQLiteStore:
+    """The SQLite side of memory. Create with :meth:`open`; close with :meth:`close`.
+
+    Raises:
+        StoreError: the database cannot be opened or migrated.
+    """
+
+    def __init__(self, conn: aiosqlite.Connection, path: str) -> None:
+        self._conn = conn
+        self._lock = asyncio.Lock()
+        self.path = path
+
+    @classmethod
+    async def open(cls, path: str | Path) -> "SQLiteStore":
+        """Open (creating if needed) the database at ``path`` (``":memory:"`` for tests),
+        set the pragmas and apply pending migrations."""
+        path = str(path)
+        try:
+            if path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            conn = await aiosqlite.connect(path, isolation_level=None)
+            conn.row_factory = aiosqlite.Row
+            await conn.execute("PRAGMA journal_mode=WAL")
+            await conn.execute("PRAGMA foreign_keys=ON")
+            await conn.execute("PRAGMA secure_delete=ON")
+            await conn.execute("PRAGMA synchronous=NORMAL")
+            await conn.execute("PRAGMA busy_timeout=5000")
+            store = cls(conn, path)
+            await store._migrate()
+        except aiosqlite.Error as exc:
+            raise StoreError(f"cannot open the database at {path}: {exc}") from exc
+        return store
+
+    async def close(self) -> None:
+        """Checkpoint the WAL and close the connection."""
+        try:
+            await self._conn.execute("PRAGMA optimize")
+            await self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            await self._conn.close()
+
+    async def _migrate(self) -> None:
+        row = await (await self._conn.execute("PRAGMA user_version")).fetchone()
+        version = row[0]
+        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            await self._conn.executescript(f"BEGIN; {script}; PRAGMA user_version={number}; COMMIT;")
+            log.info("sqlite migration %d applied", number)
+
+    @asynccontextmanager
+    async def _tx(self) -> AsyncIterator[aiosqlite.Connection]:
+        async with self._lock:
+            await self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                await self._conn.execute("ROLLBACK")
+                raise
+            await self._conn.execute("COMMIT")
+
+    async def _one(self, sql: str, args: Sequence = ()) -> aiosqlite.Row | None:
+        async with self._conn.execute(sql, args) as cur:
+            return await cur.fetchone()
+
+    async def _all(self, sql: str, args: Sequence = ()) -> list[aiosqlite.Row]:
+        async with self._conn.execute(sql, args) as cur:
+            return list(await cur.fetchall())
+
+    # ----------------------------------------------------------------- identities
+
+    async def user_for_account(
+        self, platform: str, platform_user_id: str, display_name: str, now: datetime
+    ) -> UserRow:
+        """Return the user behind a platform account, creating both on first sight."""
+        row = await self._one(
+            "SELECT u.* FROM accounts a JOIN users u ON u.id = a.user_id "
+            "WHERE a.platform = ? AND a.platform_user_id = ?",
+            (platform, platform_user_id),
+        )
+        if row is None:
+            async with self._tx() as tx:
+                cur = await tx.execute(
+                    "INSERT INTO users (display_name, created_at) VALUES (?, ?)",
+                    (display_name, _ts(now)),
+                )
+                await tx.execute(
+                    "INSERT INTO accounts (platform, platform_user_id, user_id) VALUES (?, ?, ?)",
+                    (platform, platform_user_id, cur.lastrowid),
+                )
+            row = await self._one("SELECT * FROM users WHERE id = ?", (cur.lastrowid,))
+            log.info("user created id=%s platform=%s", row["id"], platform)
+        return self._user(row)
+
+    async def find_user(self, platform: str, platform_user_id: str) -> UserRow | None:
+        """Return the user behind a platform account, or None."""
+        row = await self._one(
+            "SELECT u.* FROM accounts a JOIN users u ON u.id = a.user_id "
+            "WHERE a.platform = ? AND a.platform_user_id = ?",
+            (platform, platform_user_id),
+        )
+        return self._user(row) if row else None
+
+    async def get_user(self, user_id: int) -> UserRow | None:
+        """Return a user by id, or None."""
+        row = await self._one("SELECT * FROM users WHERE id = ?", (user_id,))
+        return self._user(row) if row else None
+
+    @staticmethod
+    def _user(row: aiosqlite.Row) -> UserRow:
+        return UserRow(
+            id=row["id"],
+            display_name=row["display_name"],
+            memory_enabled=bool(row["memory_enabled"]),
+            timezone=row["timezone"],
+        )
+
+    async def set_memory_enabled(self, user_id: int, enabled: bool) -> None:
+        """Persist a user's ``/memory_on`` / ``/memory_off`` choice."""
+        async with self._tx() as tx:
+            await tx.execute(
+                "UPDATE users SET memory_enabled = ? WHERE id = ?", (int(enabled), user_id)
+            )
+
+    async def thread_for_key(
+        self, key: ThreadKey, chat_kind: ChatKind, title: str | None, now: datetime
+    ) -> ThreadRow:
+        """Return the thread for ``key``, creating it on first sight."""
+        topic = key.thread_id or ""
+        row = await self._one(
+            "SELECT * FROM threads WHERE platform = ? AND chat_id = ? AND topic_id = ?",
+            (key.platform, key.chat_id, topic),
+        )
+        if row is None:
+            async with self._tx() as tx:
+                await tx.execute(
+                    "INSERT OR IGNORE INTO threads (platform, chat_id, topic_id, chat_kind, title, "
+                    "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    (key.platform, key.chat_id, topic, chat_kind.value, title, _ts(now)),
+                )
+            row = await self._one(
+                "SELECT * FROM threads WHERE platform = ? AND chat_id = ? AND topic_id = ?",
+                (key.platform, key.chat_id, topic),
+            )
+        return self._thread(row)
+
+    async def get_thread(self, thread_id: int) -> ThreadRow | None:
+        """Return a thread by id, or None."""
+        row = await self._one("SELECT * FROM threads WHERE id = ?", (thread_id,))
+        return self._thread(row) if row else None
+
+    @staticmethod
+    def _thread(row: aiosqlite.Row) -> ThreadRow:
+        key = ThreadKey(row["platform"], row["chat_id"], row["topic_id"] or None)
+        return ThreadRow(row["id"], key, ChatKind(row["chat_kind"]), row["title"])
+
+    # ----------------------------------------------------------------- sessions, turns
+
+    async def open_session(self, thread_id: int) -> SessionRow | None:
+        """Return the thread's open session, or None."""
+        row = await self._one(
+            "SELECT * FROM sessions WHERE thread_id = ? AND closed_at IS NULL", (thread_id,)
+        )
+        return self._session(row) if row else None
+
+    async def get_session(self, session_id: int) -> SessionRow | None:
+        """Return a session by id, or None."""
+        row = await self._one("SELECT * FROM sessions WHERE id = ?", (session_id,))
+        return self._session(row) if row else None
+
+    @staticmethod
+    def _session(row: aiosqlite.Row) -> SessionRow:
+        return SessionRow(
+            id=row["id"],
+            thread_id=row["thread_id"],
+            started_at=_dt(row["started_at"]),
+            last_turn_at=_dt(row["last_turn_at"]),
+            closed_at=_dt(row["closed_at"]),
+        )
+
+    async def add_turn(
+        self,
+        *,
+        thread_id: int,
+        role: Role,
+        text: str,
+        at: datetime,
+        user_id: int | None = None,
+        speaker: str | None = None,
+        platform_message_id: str | None = None,
+        generated_by: str | None = None,
+        memory_off: bool = False,
+    ) -> tuple[Turn, bool]:
+        """Store a turn in the thread's open session, opening a session if none is open.
+
+        Returns:
+            ``(turn, created)``; ``created`` is False when a turn with the same platform message
+            id already exists in the thread (a redelivery), which is returned instead.
+        """
+        if platform_message_id is not None:
+            row = await self._one(
+                "SELECT * FROM turns WHERE thread_id = ? AND platform_message_id = ?",
+                (thread_id, platform_message_id),
+            )
+            if row is not None:
+                return self._turn(row), False
+        async with self._tx() as tx:
+            row = await self._one(
+                "SELECT id FROM sessions WHERE thread_id = ? AND closed_at IS NULL", (thread_id,)
+            )
+            if row is None:
+                cur = await tx.execute(
+                    "INSERT INTO sessions (thread_id, started_at, last_turn_at) VALUES (?, ?, ?)",
+                    (thread_id, _ts(at), _ts(at)),
+                )
+                session_id = cur.lastrowid
+                log.info("session opened id=%s thread=%s", session_id, thread_id)
+            else:
+                session_id = row["id"]
+                await tx.execute(
+                    "UPDATE sessions SET last_turn_at = max(last_turn_at, ?) WHERE id = ?",
+                    (_ts(at), session_id),
+                )
+            cur = await tx.execute(
+                "INSERT INTO turns (thread_id, session_id, user_id, role, speaker, text, created_at,"
+                " platform_message_id, generated_by, memory_off) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (thread_id, session_id, user_id, role.value, speaker, text, _ts(at),
+                 platform_message_id, generated_by, int(memory_off)),
+            )
+            turn_id = cur.lastrowid
+        log.debug("turn stored id=%s thread=%s role=%s", turn_id, thread_id, role.value)
+        return Turn(
+            id=turn_id, thread_id=thread_id, session_id=session_id, role=role, text=text,
+            created_at=at, user_id=user_id, speaker=speaker,
+            platform_message_id=platform_message_id, generated_by=generated_by,
+            memory_off=memory_off,
+        ), True
+
+    @staticmethod
+    def _turn(row: aiosqlite.Row) -> Turn:
+        return Turn(
+            id=row["id"], thread_id=row["thread_id"], session_id=row["session_id"],
+            role=Role(row["role"]), text=row["text"], created_at=_dt(row["created_at"]),
+            user_id=row["user_id"], speaker=row["speaker"],
+            platform_message_id=row["platform_message_id"], generated_by=row["generated_by"],
+            memory_off=bool(row["memory_off"]),
+        )
+
+    async def session_turns(self, session_id: int, *, limit: int | None = None) -> list[Turn]:
+        """Return a session's turns, oldest first; with ``limit``, only the newest ``limit``."""
+        if limit is None:
+            rows = await self._all(
+                "SELECT * FROM turns WHERE session_id = ? ORDER BY id", (session_id,)
+            )
+        else:
+            rows = await self._all(
+                "SELECT * FROM (SELECT * FROM turns WHERE session_id = ? ORDER BY id DESC LIMIT ?)"
+                " ORDER BY id",
+                (session_id, limit),
+            )
+        return [self._turn(r) for r in rows]
+
+    async def get_turns(self, turn_ids: Iterable[int]) -> list[Turn]:
+        """Return the turns with these ids (missing ids are skipped), oldest first."""
+        ids = list(turn_ids)
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = await self._all(f"SELECT * FROM turns WHERE id IN ({marks}) ORDER BY id", ids)
+        return [self._turn(r) for r in rows]
+
+    async def close_session(self, session_id: int, at: datetime, reason: str) -> bool:
+        """Mark a session closed and record its consolidation job, in one transaction.
+
+        Returns:
+            True when this call closed it; False when it was already closed (idempotent).
+        """
+        async with self._tx() as tx:
+            cur = await tx.execute(
+                "UPDATE sessions SET closed_at = ?, close_reason = ? "
+                "WHERE id = ? AND closed_at IS NULL",
+                (_ts(at), reason, session_id),
+            )
+            if cur.rowcount == 0:
+                return False
+            await tx.execute(
+                "INSERT OR IGNORE INTO work (kind, session_id, created_at) VALUES ('close', ?, ?)",
+                (session_id, _ts(at)),
+            )
+        log.info("session closed id=%s reason=%s", session_id, reason)
+        return True
+
+    async def pending_work(self, *, thread_id: int | None = None) -> list[WorkRow]:
+        """Return consolidation jobs not yet done, oldest first (optionally of one thread)."""
+        sql = ("SELECT w.* FROM work w JOIN sessions s ON s.id = w.session_id "
+               "WHERE w.done_at IS NULL")
+        args: tuple = ()
+        if thread_id is not None:
+            sql += " AND s.thread_id = ?"
+            args = (thread_id,)
+        rows = await self._all(sql + " ORDER BY w.id", args)
+        return [WorkRow(r["id"], r["kind"], r["session_id"], r["attempts"]) for r in rows]
+
+    async def fail_work(self, work_id: int, error: str) -> None:
+        """Count a failed attempt of a job (it stays pending)."""
+        async with self._tx() as tx:
+            await tx.execute(
+                "UPDATE work SET attempts = attempts + 1, last_error = ? WHERE id = ?",
+                (error[:500], work_id),
+            )
+
+    async def complete_close(
+        self,
+        *,
+        work_id: int,
+        session_id: int,
+        scope: str,
+        episode: EpisodeDraft | None,
+        rounds: Sequence[RoundDraft],
+        started_at: datetime,
+        ended_at: datetime,
+        now: datetime,
+        drop_turn_ids: Sequence[int] = (),
+    ) -> tuple[Episode | None, list[Round]]:
+        """Write a session's episode and rounds and mark its job done, in one transaction.
+
+        ``drop_turn_ids`` are deleted in the same transaction (turns said with memory off).
+        Exactly once: a job already done writes nothing and returns ``(None, [])``.
+        """
+        async with self._tx() as tx:
+            row = await self._one("SELECT done_at FROM work WHERE id = ?", (work_id,))
+            if row is None or row["done_at"] is not None:
+                return None, []
+            sess = await self._one("SELECT thread_id FROM sessions WHERE id = ?", (session_id,))
+            thread_id = sess["thread_id"]
+            stored_episode = None
+            if episode is not None:
+                cur = await tx.execute(
+                    "INSERT INTO episodes (thread_id, session_id, scope, summary, key_data, turn_ids,"
+                    " started_at, ended_at, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                    (thread_id, session_id, scope, episode.summary,
+                     json.dumps([[k.text, k.turn_id] for k in episode.key_data], ensure_ascii=False),
+                     json.dumps(list(episode.turn_ids)), _ts(started_at), _ts(ended_at), _ts(now)),
+                )
+                stored_episode = Episode(
+                    id=cur.lastrowid, thread_id=thread_id, session_id=session_id,
+                    summary=episode.summary, key_data=episode.key_data, turn_ids=episode.turn_ids,
+                    started_at=started_at, ended_at=ended_at, created_at=now, scope=scope,
+                )
+            stored_rounds = []
+            for draft in rounds:
+                cur = await tx.execute(
+                    "INSERT INTO rounds (thread_id, session_id, scope, turn_ids, text, created_at)"
+                    " VALUES (?,?,?,?,?,?)",
+                    (thread_id, session_id, scope, json.dumps(list(draft.turn_ids)), draft.text,
+                     _ts(draft.created_at)),
+                )
+                stored_rounds.append(Round(
+                    id=cur.lastrowid, thread_id=thread_id, session_id=session_id,
+                    turn_ids=draft.turn_ids, text=draft.text, created_at=draft.created_at,
+                    scope=scope,
+                ))
+            if drop_turn_ids:
+                marks = ",".join("?" * len(drop_turn_ids))
+                await tx.execute(f"DELETE FROM turns WHERE id IN ({marks})", list(drop_turn_ids))
+            await tx.execute("UPDATE work SET done_at = ? WHERE id = ?", (_ts(now), work_id))
+        return stored_episode, stored_rounds
+
+    # ----------------------------------------------------------------- episodes, rounds
+
+    @staticmethod
+    def _episode(row: aiosqlite.Row) -> Episode:
+        return Episode(
+            id=row["id"], thread_id=row["thread_id"], session_id=row["session_id"],
+            summary=row["summary"],
+            key_data=tuple(KeyDatum(t, i) for t, i in json.loads(row["key_data"])),
+            turn_ids=_ids(row["turn_ids"]), started_at=_dt(row["started_at"]),
+            ended_at=_dt(row["ended_at"]), created_at=_dt(row["created_at"]), scope=row["scope"],
+        )
+
+    @staticmethod
+    def _round(row: aiosqlite.Row) -> Round:
+        return Round(
+            id=row["id"], thread_id=row["thread_id"], session_id=row["session_id"],
+            turn_ids=_ids(row["turn_ids"]), text=row["text"], created_at=_dt(row["created_at"]),
+            scope=row["scope"],
+        )
+
+    async def last_episode(self, thread_id: int) -> Episode | None:
+        """Return the newest episode of a thread, or None."""
+        row = await self._one(
+            "SELECT * FROM episodes WHERE thread_id = ? ORDER BY ended_at DESC, id DESC LIMIT 1",
+            (thread_id,),
+        )
+        return self._episode(row) if row else None
+
+    async def get_episodes(self, ids: Iterable[int]) -> dict[int, Episode]:
+        """Return episodes by id (missing ids are absent from the result)."""
+        return {e.id: e for e in await self._by_ids("episodes", ids, self._episode)}
+
+    async def get_rounds(self, ids: Iterable[int]) -> dict[int, Round]:
+        """Return rounds by id (missing ids are absent from the result)."""
+        return {r.id: r for r in await self._by_ids("rounds", ids, self._round)}
+
+    async def get_facts(self, ids: Iterable[int]) -> dict[int, Fact]:
+        """Return facts by id (missing ids are absent from the result)."""
+        return {f.id: f for f in await self._by_ids("facts", ids, self._fact)}
+
+    async def _by_ids(self, table: str, ids: Iterable[int], build) -> list:
+        ids = list(ids)
+        out = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = await self._all(f"SELECT * FROM {table} WHERE id IN ({marks})", chunk)
+            out.extend(build(r) for r in rows)
+        return out
+
+    async def episodes_in_scope(self, scope: str) -> list[Episode]:
+        """Return the episodes of a scope, newest first."""
+        rows = await self._all(
+            "SELECT * FROM episodes WHERE scope = ? ORDER BY ended_at DESC, id DESC", (scope,)
+        )
+        return [self._episode(r) for r in rows]
+
+    # ----------------------------------------------------------------- facts
+
+    @staticmethod
+    def _fact(row: aiosqlite.Row) -> Fact:
+        return Fact(
+            id=row["id"], user_id=row["user_id"], kind=row["kind"], text=row["text"],
+            topic=row["topic"], status=FactStatus(row["status"]),
+            created_at=_dt(row["created_at"]), valid_from=_dt(row["valid_from"]),
+            valid_to=_dt(row["valid_to"]), last_confirmed_at=_dt(row["last_confirmed_at"]),
+            last_recalled_at=_dt(row["last_recalled_at"]), confirmations=row["confirmations"],
+            origin_thread_id=row["origin_thread_id"], origin_kind=ChatKind(row["origin_kind"]),
+            origin_title=row["origin_title"], source_turn_ids=_ids(row["source_turn_ids"]),
+            lang=row["lang"],
+        )
+
+    async def add_fact(
+        self,
+        *,
+        user_id: int,
+        kind: str,
+        text: str,
+        topic: str | None,
+        origin: ThreadRow,
+        source_turn_ids: Sequence[int],
+        lang: str,
+        scope: str,
+        now: datetime,
+    ) -> Fact:
+        """Store a new active fact and return it."""
+        async with self._tx() as tx:
+            cur = await tx.execute(
+                "INSERT INTO facts (user_id, kind, text, topic, status, created_at, valid_from,"
+                " last_confirmed_at, origin_thread_id, origin_kind, origin_title, source_turn_ids,"
+                " lang, scope) VALUES (?,?,?,?,'active',?,?,?,?,?,?,?,?,?)",
+                (user_id, kind, text, topic, _ts(now), _ts(now), _ts(now), origin.id,
+                 origin.chat_kind.value, origin.title, json.dumps(list(source_turn_ids)), lang,
+                 scope),
+            )
+        facts = await self.get_facts([cur.lastrowid])
+        log.info("fact written id=%s user=%s kind=%s", cur.lastrowid, user_id, kind)
+        return facts[cur.lastrowid]
+
+    async def confirm_fact(self, fact_id: int, turn_id: int, now: datetime) -> None:
+        """Record a restatement: bump ``last_confirmed_at`` and ``confirmations``; add the
+        source turn."""
+        async with self._tx() as tx:
+            row = await self._one("SELECT source_turn_ids FROM facts WHERE id = ?", (fact_id,))
+            sources = list(_ids(row["source_turn_ids"]))
+            if turn_id not in sources:
+                sources.append(turn_id)
+            await tx.execute(
+                "UPDATE facts SET last_confirmed_at = ?, confirmations = confirmations + 1,"
+                " source_turn_ids = ? WHERE id = ?",
+                (_ts(now), json.dumps(sources), fact_id),
+            )
+        log.info("fact confirmed id=%s", fact_id)
+
+    async def list_facts(self, user_id: int, statuses: Sequence[FactStatus]) -> list[Fact]:
+        """Return a user's facts with the given statuses, oldest first."""
+        marks = ",".join("?" * len(statuses))
+        rows = await self._all(
+            f"SELECT * FROM facts WHERE user_id = ? AND status IN ({marks}) ORDER BY id",
+            (user_id, *[s.value for s in statuses]),
+        )
+        return [self._fact(r) for r in rows]
+
+    async def touch_facts(self, fact_ids: Sequence[int], now: datetime) -> None:
+        """Set ``last_recalled_at`` of recalled facts."""
+        if not fact_ids:
+            return
+        marks = ",".join("?" * len(fact_ids))
+        async with self._tx() as tx:
+            await tx.execute(
+                f"UPDATE facts SET last_recalled_at = ? WHERE id IN ({marks})",
+                (_ts(now), *fact_ids),
+            )
+
+    # ----------------------------------------------------------------- deletion
+
+    async def delete_fact(self, user_id: int, fact_id: int, now: datetime) -> ForgetResult:
+        """Delete one of a user's facts, its history (facts it superseded with the same topic)
+        and the source turns it came from; rounds holding those turns go too.
+
+        Returns:
+            What was removed (zero counts when the fact is not the user's).
+        """
+        async with self._tx() as tx:
+            row = await self._one(
+                "SELECT * FROM facts WHERE id = ? AND user_id = ?", (fact_id, user_id)
+            )
+            if row is None:
+                return ForgetResult(0, 0, 0, 0, ())
+            ids = [fact_id]
+            if row["topic"]:
+                rows = await self._all(
+                    "SELECT id FROM facts WHERE user_id = ? AND topic = ? AND status = 'superseded'",
+                    (user_id, row["topic"]),
+                )
+                ids += [r["id"] for r in rows if r["id"] != fact_id]
+            facts = await self._by_ids("facts", ids, self._fact)
+            turn_ids = sorted({t for f in facts for t in f.source_turn_ids})
+            round_keys = await self._rounds_with_turns(turn_ids)
+            marks = ",".join("?" * len(ids))
+            await tx.execute(f"DELETE FROM facts WHERE id IN ({marks})", ids)
+            if round_keys:
+                rmarks = ",".join("?" * len(round_keys))
+                await tx.execute(f"DELETE FROM rounds WHERE id IN ({rmarks})", round_keys)
+            if turn_ids:
+                tmarks = ",".join("?" * len(turn_ids))
+                await tx.execute(
+                    f"DELETE FROM turns WHERE id IN ({tmarks}) AND role = 'user'", turn_ids
+                )
+            await tx.execute(
+                "INSERT INTO audit_log (at, user_id, action, count) VALUES (?, ?, 'forget_fact', ?)",
+                (_ts(now), user_id, len(ids)),
+            )
+        keys = tuple(f"fact:{i}" for i in ids) + tuple(f"round:{i}" for i in round_keys)
+        return ForgetResult(len(ids), 0, len(round_keys), len(turn_ids), keys)
+
+    async def _rounds_with_turns(self, turn_ids: Sequence[int]) -> list[int]:
+        if not turn_ids:
+            return []
+        wanted = set(turn_ids)
+        out = []
+        marks = ",".join("?" * len(turn_ids))
+        rows = await self._all(
+            f"SELECT DISTINCT r.id, r.turn_ids FROM rounds r JOIN turns t ON t.session_id = "
+            f"r.session_id WHERE t.id IN ({marks})",
+            list(turn_ids),
+        )
+        for r in rows:
+            if wanted & set(_ids(r["turn_ids"])):
+                out.append(r["id"])
+        return out
+
+    async def forget_all(self, user_id: int, now: datetime) -> ForgetResult:
+        """Delete everything of one user: facts; in their private threads every turn, episode,
+        round and prompt record (both sides); in group threads their own turns and the rounds
+        and episodes that cite them. Other users' data is untouched (predicate-scoped deletes,
+        never a table reset).
+        """
+        scope = f"user:{user_id}"
+        async with self._tx() as tx:
+            fact_ids = [r["id"] for r in await self._all(
+                "SELECT id FROM facts WHERE user_id = ?", (user_id,))]
+            private_threads = [r["id"] for r in await self._all(
+                "SELECT DISTINCT t.id FROM threads t JOIN turns u ON u.thread_id = t.id "
+                "WHERE t.chat_kind = 'private' AND u.user_id = ?", (user_id,))]
+            episode_ids = [r["id"] for r in await self._all(
+                "SELECT id FROM episodes WHERE scope = ?", (scope,))]
+            round_ids = [r["id"] for r in await self._all(
+                "SELECT id FROM rounds WHERE scope = ?", (scope,))]
+            group_turns = [r["id"] for r in await self._all(
+                "SELECT u.id FROM turns u JOIN threads t ON t.id = u.thread_id "
+                "WHERE t.chat_kind = 'group' AND u.user_id = ?", (user_id,))]
+            group_rounds = await self._rounds_with_turns(group_turns)
+            gset = set(group_turns)
+            group_episodes = [r["id"] for r in await self._all(
+                "SELECT e.id, e.turn_ids FROM episodes e JOIN threads t ON t.id = e.thread_id "
+                "WHERE t.chat_kind = 'group'") if gset & set(_ids(r["turn_ids"]))]
+            turn_count = len(group_turns)
+            for thread_id in private_threads:
+                row = await self._one("SELECT count(*) AS n FROM turns WHERE thread_id = ?",
+                                      (thread_id,))
+                turn_count += row["n"]
+            all_rounds = sorted(set(round_ids) | set(group_rounds))
+            all_episodes = sorted(set(episode_ids) | set(group_episodes))
+            await self._delete_ids(tx, "facts", fact_ids)
+            await self._delete_ids(tx, "rounds", all_rounds)
+            await self._delete_ids(tx, "episodes", all_episodes)
+            await self._delete_ids(tx, "turns", group_turns)
+            for thread_id in private_threads:
+                await tx.execute("DELETE FROM turns WHERE thread_id = ?", (thread_id,))
+                await tx.execute("DELETE FROM episodes WHERE thread_id = ?", (thread_id,))
+                await tx.execute("DELETE FROM rounds WHERE thread_id = ?", (thread_id,))
+            await tx.execute("DELETE FROM prompt_records WHERE user_id = ?", (user_id,))
+            await tx.execute(
+                "INSERT INTO audit_log (at, user_id, action, count) VALUES (?, ?, 'forget_all', ?)",
+                (_ts(now), user_id, len(fact_ids) + len(all_episodes) + len(all_rounds)),
+            )
+        keys = (tuple(f"fact:{i}" for i in fact_ids) + tuple(f"episode:{i}" for i in all_episodes)
+                + tuple(f"round:{i}" for i in all_rounds))
+        return ForgetResult(len(fact_ids), len(all_episodes), len(all_rounds), turn_count, keys)
+
+    @staticmethod
+    async def _delete_ids(tx: aiosqlite.Connection, table: str, ids: Sequence[int]) -> None:
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start:start + 500])
+            marks = ",".join("?" * len(chunk))
+            await tx.execute(f"DELETE FROM {table} WHERE id IN ({marks})", chunk)
+
+    async def purge_free_space(self) -> None:
+        """Make deletions physical: checkpoint and truncate the WAL (pages are already zeroed
+        by ``secure_delete``)."""
+        await self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    # ----------------------------------------------------------------- prompt records, index rows
+
+    async def save_prompt_record(
+        self, thread_id: int, user_id: int, payload: dict, now: datetime
+    ) -> None:
+        """Keep what the model saw for the user's last reply in this thread (for ``/why``)."""
+        async with self._tx() as tx:
+            await tx.execute(
+                "INSERT INTO prompt_records (thread_id, user_id, created_at, payload) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (thread_id, user_id) DO UPDATE SET "
+                "created_at = excluded.created_at, payload = excluded.payload",
+                (thread_id, user_id, _ts(now), json.dumps(payload, ensure_ascii=False)),
+            )
+
+    async def load_prompt_record(self, thread_id: int, user_id: int) -> dict | None:
+        """Return the last prompt record of a user in a thread, or None."""
+        row = await self._one(
+            "SELECT payload FROM prompt_records WHERE thread_id = ? AND user_id = ?",
+            (thread_id, user_id),
+        )
+        return json.loads(row["payload"]) if row else None
+
+    async def all_facts(self) -> list[tuple[Fact, str]]:
+        """Every fact with its scope (for reindexing)."""
+        rows = await self._all("SELECT * FROM facts ORDER BY id")
+        return [(self._fact(r), r["scope"]) for r in rows]
+
+    async def all_episodes(self) -> list[Episode]:
+        """Every episode (for reindexing)."""
+        return [self._episode(r) for r in await self._all("SELECT * FROM episodes ORDER BY id")]
+
+    async def all_rounds(self) -> list[Round]:
+        """Every round (for reindexing)."""
+        return [self._round(r) for r in await self._all("SELECT * FROM rounds ORDER BY id")]
+
+    async def count_rows(self, table: str) -> int:
+        """Number of rows in one of the store's tables (for checks and reports)."""
+        if table not in {"users", "threads", "sessions", "turns", "episodes", "rounds", "facts",
+                         "work", "audit_log"}:
+            raise StoreError(f"unknown table {table}")
+        row = await self._one(f"SELECT count(*) AS n FROM {table}")
+        return row["n"]

@@ -1,0 +1,84 @@
+"""Shared fixtures: real SQLite in temporary folders, the in-memory or LanceDB index, the
+hashing embedder (no weights, deterministic) and a hand-driven clock."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from adapters.embedders import HashingEmbedder
+from adapters.models import OfflineChatModel
+from bot.engine import ConversationEngine
+from memory.ports import ManualClock
+from memory.service import MemoryConfig, MemoryService
+from memory.stores.inmemory import InMemoryIndex
+from memory.stores.lancedb import LanceIndex
+from memory.stores.sqlite import SQLiteStore
+from memory.tokens import HeuristicTokenCounter
+from memory.types import ChatKind, IncomingMessage, ThreadKey
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(T0)
+
+
+class Harness:
+    """A memory service plus engine on real SQLite, with helpers to send messages."""
+
+    def __init__(self, memory: MemoryService, engine: ConversationEngine, clock: ManualClock):
+        self.memory = memory
+        self.engine = engine
+        self.clock = clock
+        self.store = memory.store
+        self.index = memory.index
+
+    def message(self, text: str, *, user: str = "alice", chat: str | None = None,
+                kind: ChatKind = ChatKind.PRIVATE, message_id: str | None = None,
+                name: str | None = None, platform: str = "console") -> IncomingMessage:
+        self.clock.advance(30)
+        return IncomingMessage(
+            thread=ThreadKey(platform, chat or user), chat_kind=kind, platform_user_id=user,
+            display_name=name or user.capitalize(), text=text, sent_at=self.clock.now(),
+            platform_message_id=message_id, chat_title=(chat if kind is ChatKind.GROUP else None),
+        )
+
+    async def say(self, text: str, **kw) -> list[str]:
+        return await self.engine.handle(self.message(text, **kw))
+
+
+async def make_harness(tmp_path: Path, clock: ManualClock, *, lance: bool = False,
+                       embedder=None, model=None, config: MemoryConfig | None = None) -> Harness:
+    embedder = embedder or HashingEmbedder()
+    store = await SQLiteStore.open(tmp_path / "memory.db")
+    if lance:
+        index = await LanceIndex.open(tmp_path / "lancedb", embedder_name=embedder.name,
+                                      dim=embedder.dim)
+    else:
+        index = InMemoryIndex()
+    memory = MemoryService(store=store, index=index, embedder=embedder,
+                           counter=HeuristicTokenCounter(), clock=clock,
+                           config=config or MemoryConfig(threshold=0.2))
+    engine = ConversationEngine(memory=memory, model=model or OfflineChatModel())
+    return Harness(memory, engine, clock)
+
+
+@pytest.fixture
+async def harness(tmp_path, clock):
+    h = await make_harness(tmp_path, clock)
+    yield h
+    await h.store.close()
+
+
+@pytest.fixture
+async def lance_harness(tmp_path, clock):
+    h = await make_harness(tmp_path, clock, lance=True)
+    yield h
+    await h.index.close()
+    await h.store.close()
