@@ -1,0 +1,178 @@
+"""Chat commands (CONTRACTS.md "Chat commands"): every adapter maps them onto these handlers.
+
+Each handler takes the engine, the speaker's context and the argument text, and returns reply
+lines. Commands that destroy data ask for confirmation through ``engine.pending``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from memory.service import Context
+from memory.text import normalise
+from memory.types import ChatKind, Fact, FactStatus, IncomingMessage
+
+HELP = """I'm a personal assistant that remembers you across conversations.
+What I remember: the recent turns of this chat; a short summary of each earlier conversation
+(when you say /new, "bye", or go quiet); and short facts you ask me to keep ("remember that ...",
+"from now on ...", "记住 ...", "以后都 ..."). Passwords, keys and card numbers are never kept.
+Commands:
+/new - close this conversation now (its summary is saved)
+/why - what I recalled for my last reply, with scores and tokens
+/memories [all|episodes] - what I know about you
+/forget N | <words> | all - delete a fact, or everything (asks to confirm)
+/memory_off, /memory_on - stop or resume remembering you
+/help - this text"""
+
+
+def _origin(fact: Fact) -> str:
+    if fact.origin_kind is ChatKind.PRIVATE:
+        return "private chat"
+    return f"group {fact.origin_title or fact.origin_thread_id}"
+
+
+def _day(value) -> str:
+    return value.strftime("%Y-%m-%d") if value else "now"
+
+
+async def cmd_help(engine, ctx: Context, arg: str) -> list[str]:
+    return [HELP]
+
+
+async def cmd_new(engine, ctx: Context, arg: str) -> list[str]:
+    closed = await engine.memory.close_session(ctx, reason="new")
+    if closed:
+        return ["Started a new conversation. I saved a summary of the last one."]
+    return ["Started a new conversation (there was nothing to save)."]
+
+
+async def cmd_why(engine, ctx: Context, arg: str) -> list[str]:
+    record = await engine.memory.store.load_prompt_record(ctx.thread.id, ctx.user.id)
+    if record is None:
+        return ["I haven't replied to you in this chat yet, so there is nothing to explain."]
+    lines = [f"For my last reply I recalled {len(record['items'])} memory item(s), "
+             f"{record['memory_tokens']} of {record['budget']} memory tokens; working memory held "
+             f"{record['working_turns']} turn(s), {record['working_tokens']} tokens "
+             f"(model: {record['model']})."]
+    for n, item in enumerate(record["items"], start=1):
+        source = (f"conversation of {item['created_at'][:10]} (session {item['session_id']})"
+                  if item["session_id"] is not None else f"noted {(item['created_at'] or '')[:10]}")
+        pin = ", pinned as the last conversation" if item["pinned"] else ""
+        lines.append(f"{n}. [{item['kind']}] score {item['score']:.2f}, {item['tokens']} tokens, "
+                     f"from the {source}{pin}: {item['text'].lstrip('- ')}")
+    return ["\n".join(lines)]
+
+
+async def cmd_memories(engine, ctx: Context, arg: str) -> list[str]:
+    memory = engine.memory
+    mode = arg.strip().lower()
+    state = "" if ctx.user.memory_enabled else "Memory is OFF for you (/memory_on to resume).\n"
+    if mode == "episodes":
+        episodes = await memory.episodes_for(ctx.user.id)
+        if not episodes:
+            return [state + "No earlier conversations are saved."]
+        lines = [f"{n}. ({_day(e.started_at)}) {e.summary}" for n, e in enumerate(episodes, 1)]
+        return [state + "Earlier conversations:\n" + "\n".join(lines)]
+    facts = await memory.facts_for(ctx.user.id)
+    episodes = await memory.episodes_for(ctx.user.id)
+    lines = [f"{n}. {f.text} ({_day(f.valid_from)}, {_origin(f)})" for n, f in enumerate(facts, 1)]
+    if not lines:
+        lines = ["You have no saved memories."]
+    if mode == "all":
+        history = [f for f in await memory.facts_for(ctx.user.id, history=True)
+                   if f.status is not FactStatus.ACTIVE]
+        if history:
+            lines.append("Superseded and archived:")
+            start = len(facts) + 1
+            lines += [f"{n}. {f.text} (valid {_day(f.valid_from)} to {_day(f.valid_to)})"
+                      for n, f in enumerate(history, start)]
+    lines.append(f"Earlier conversations: {len(episodes)} (see /memories episodes).")
+    return [state + "\n".join(lines)]
+
+
+async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
+    memory = engine.memory
+    arg = arg.strip()
+    if not arg:
+        return ["Usage: /forget N (a number from /memories), /forget <words>, or /forget all."]
+    facts = await memory.facts_for(ctx.user.id)
+    if arg.lower() == "all":
+        episodes = await memory.episodes_for(ctx.user.id)
+        if not facts and not episodes and not await _has_turns(engine, ctx):
+            return ["Nothing to forget."]
+
+        async def forget_everything() -> str:
+            result = await memory.forget_all(ctx.user.id)
+            return (f"Deleted everything I kept about you: {result.facts} fact(s), "
+                    f"{result.episodes} earlier conversation(s), {result.rounds} indexed "
+                    f"exchange(s) and {result.turns} message(s).")
+
+        description = (f"delete all {len(facts)} fact(s), {len(episodes)} earlier conversation(s) "
+                       "and every message of yours")
+        engine.pending[(ctx.thread.id, ctx.user.id)] = _pending(description, forget_everything,
+                                                               ctx.user.id)
+        return [f"This will {description}. It cannot be undone. Reply yes to confirm."]
+    if arg.isdigit():
+        n = int(arg)
+        if not 1 <= n <= len(facts):
+            return [f"There is no fact number {n}; /memories lists {len(facts)}."]
+        fact = facts[n - 1]
+        await memory.forget_fact(ctx.user.id, fact.id)
+        return [f"Forgotten: {fact.text}"]
+    words = normalise(arg)
+    matches = [(n, f) for n, f in enumerate(facts, 1) if words in normalise(f.text)]
+    if not matches:
+        return [f"No saved fact matches \"{arg}\". /memories lists them all."]
+    lines = [f"{n}. {f.text}" for n, f in matches]
+    return ["Matching facts:\n" + "\n".join(lines) + "\nSend /forget N to delete one."]
+
+
+async def _has_turns(engine, ctx: Context) -> bool:
+    session = await engine.memory.store.open_session(ctx.thread.id)
+    return session is not None and bool(await engine.memory.store.session_turns(session.id, limit=1))
+
+
+def _pending(description: str, action: Callable[[], Awaitable[str]], user_id: int):
+    from bot.engine import PendingConfirmation
+
+    return PendingConfirmation(description=description, action=action, user_id=user_id)
+
+
+async def cmd_memory_off(engine, ctx: Context, arg: str) -> list[str]:
+    await engine.memory.set_memory(ctx, False)
+    return ["Memory is off. From now on what you say stays only in this conversation and is "
+            "deleted when it ends; nothing new is saved or recalled. /memory_on resumes."]
+
+
+async def cmd_memory_on(engine, ctx: Context, arg: str) -> list[str]:
+    await engine.memory.set_memory(ctx, True)
+    return ["Memory is on again. What you saved before is recalled again."]
+
+
+async def cmd_not_yet(engine, ctx: Context, arg: str) -> list[str]:
+    return ["That command is not available in this version yet."]
+
+
+COMMANDS: dict[str, Callable] = {
+    "start": cmd_help,
+    "help": cmd_help,
+    "new": cmd_new,
+    "why": cmd_why,
+    "memories": cmd_memories,
+    "forget": cmd_forget,
+    "memory_off": cmd_memory_off,
+    "memory_on": cmd_memory_on,
+    "export": cmd_not_yet,
+    "stats": cmd_not_yet,
+    "timezone": cmd_not_yet,
+}
+
+
+async def run_command(engine, ctx: Context, msg: IncomingMessage, text: str) -> list[str]:
+    """Route ``/name args`` to its handler; unknown commands get a pointer to ``/help``."""
+    name, _, arg = text[1:].partition(" ")
+    name = name.split("@", 1)[0].lower()
+    handler = COMMANDS.get(name)
+    if handler is None:
+        return [f"Unknown command /{name}. /help lists what I understand."]
+    return await handler(engine, ctx, arg)

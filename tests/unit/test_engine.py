@@ -1,0 +1,185 @@
+"""The conversation engine over real SQLite (temporary folder) and the in-memory index."""
+
+from __future__ import annotations
+
+from memory.errors import ModelUnavailable
+from memory.types import ChatKind, FactStatus, ItemKind, Role
+from tests.conftest import make_harness
+
+
+async def test_explicit_fact_is_written_before_the_next_input(harness):
+    replies = await harness.say("Remember that I prefer short answers.")
+    assert replies[0] == "Noted: The user prefers short answers"
+    user = await harness.store.find_user("console", "alice")
+    facts = await harness.store.list_facts(user.id, [FactStatus.ACTIVE])
+    assert [f.text for f in facts] == ["The user prefers short answers"]
+    assert facts[0].origin_kind is ChatKind.PRIVATE
+    assert "fact:%d" % facts[0].id in await harness.index.keys()
+    # the very next message recalls it
+    await harness.say("Do you keep short answers in mind?")
+    record = await harness.store.load_prompt_record(facts[0].origin_thread_id, user.id)
+    assert any(i["key"] == f"fact:{facts[0].id}" for i in record["items"])
+
+
+async def test_restating_confirms_instead_of_adding_a_twin(harness):
+    await harness.say("remember I am allergic to peanuts")
+    await harness.say("/new")
+    replies = await harness.say("Remember I'm allergic to peanuts")
+    assert replies[0].startswith("I already had that")
+    user = await harness.store.find_user("console", "alice")
+    facts = await harness.store.list_facts(user.id, [FactStatus.ACTIVE])
+    assert len(facts) == 1 and facts[0].confirmations == 2
+
+
+async def test_new_closes_the_session_into_an_episode_and_rounds(harness):
+    await harness.say("I'm choosing a vector database, budget is $500 per month.")
+    await harness.say("We should start with a benchmark on 2024-06-01.")
+    assert (await harness.say("/new"))[0].startswith("Started a new conversation. I saved")
+    user = await harness.store.find_user("console", "alice")
+    episodes = await harness.memory.episodes_for(user.id)
+    assert len(episodes) == 1
+    episode = episodes[0]
+    assert "vector database" in episode.summary
+    assert any("$500" in k.text for k in episode.key_data)
+    keys = await harness.index.keys()
+    assert f"episode:{episode.id}" in keys
+    assert sum(k.startswith("round:") for k in keys) == 2
+    # the next session starts with the last episode of the thread, pinned
+    await harness.say("hello again")
+    record = await harness.store.load_prompt_record(1, user.id)
+    assert record["items"][0]["key"] == f"episode:{episode.id}" and record["items"][0]["pinned"]
+
+
+async def test_end_phrase_closes_and_replies_in_language(harness):
+    await harness.say("我是做量化策略的")
+    assert "下次见" in (await harness.say("先这样"))[0]
+    user = await harness.store.find_user("console", "alice")
+    assert len(await harness.memory.episodes_for(user.id)) == 1
+    assert (await harness.say("bye"))[0] == "Bye for now!"  # nothing open: no second episode
+    assert len(await harness.memory.episodes_for(user.id)) == 1
+
+
+async def test_secrets_are_redacted_before_storage_and_the_reply_says_so(harness):
+    replies = await harness.say("my password is hunter22x, remember it")
+    assert "did not keep the password" in replies[-1]
+    session = await harness.store.open_session(1)
+    turns = await harness.store.session_turns(session.id)
+    assert all("hunter22x" not in t.text for t in turns)
+
+
+async def test_memories_format_and_forget_n(harness):
+    await harness.say("remember I live in Graz")
+    await harness.say("remember I drink green tea")
+    reply = (await harness.say("/memories"))[0]
+    lines = reply.splitlines()
+    assert lines[0] == "1. The user lives in Graz (2026-11-30, private chat)"
+    assert lines[1] == "2. The user drinks green tea (2026-11-30, private chat)"
+    assert lines[2].startswith("Earlier conversations: 0")
+    assert (await harness.say("/forget 1"))[0] == "Forgotten: The user lives in Graz"
+    assert "Graz" not in (await harness.say("/memories"))[0]
+    assert "no fact number 7" in (await harness.say("/forget 7"))[0]
+    assert "2. The user drinks" not in (await harness.say("/forget tea"))[0]
+
+
+async def test_forget_all_asks_first_and_other_lines_cancel(harness):
+    await harness.say("remember I live in Graz")
+    ask = (await harness.say("/forget all"))[0]
+    assert "Reply yes to confirm" in ask
+    replies = await harness.say("/memories")
+    assert replies[0].startswith("Cancelled")
+    assert "Graz" in replies[1]
+    await harness.say("/forget all")
+    done = (await harness.say("yes"))[0]
+    assert done.startswith("Deleted everything") and "1 fact(s)" in done
+    assert "You have no saved memories." in (await harness.say("/memories"))[0]
+    assert await harness.index.keys() == set()
+    assert (await harness.say("/forget all"))[0] == "Nothing to forget."
+
+
+async def test_forget_all_with_nothing(harness):
+    assert (await harness.say("/forget all", user="newbie"))[0] == "Nothing to forget."
+
+
+async def test_memory_off_keeps_nothing_and_on_resumes(harness):
+    await harness.say("remember I live in Graz")
+    await harness.say("/new")
+    assert "Memory is off" in (await harness.say("/memory_off"))[0]
+    await harness.say("remember my cat is called Tom")
+    listing = (await harness.say("/memories"))[0]
+    assert listing.startswith("Memory is OFF") and "Tom" not in listing
+    await harness.say("/new")
+    user = await harness.store.find_user("console", "alice")
+    assert len(await harness.memory.episodes_for(user.id)) == 1  # the off session left nothing
+    assert await harness.store.count_rows("turns") == 2  # the first session's turns only
+    await harness.say("/memory_on")
+    await harness.say("is Graz nice?")
+    record = await harness.store.load_prompt_record(1, user.id)
+    assert any(i["kind"] == "fact" for i in record["items"])
+
+
+async def test_duplicate_platform_message_gets_one_reply(harness):
+    first = await harness.say("hello", message_id="m1")
+    again = await harness.say("hello", message_id="m1")
+    assert first and again == []
+    assert await harness.store.count_rows("turns") == 2
+
+
+async def test_model_failure_apologises_and_stores_no_reply(tmp_path, clock):
+    class Down:
+        name = "down"
+
+        async def complete(self, **kw):
+            raise ModelUnavailable("503")
+
+    h = await make_harness(tmp_path, clock, model=Down())
+    try:
+        replies = await h.say("hello")
+        assert "not answering" in replies[-1]
+        session = await h.store.open_session(1)
+        roles = [t.role for t in await h.store.session_turns(session.id)]
+        assert roles == [Role.USER]
+    finally:
+        await h.store.close()
+
+
+async def test_two_users_never_see_each_other(harness):
+    await harness.say("remember I love sushi", user="alice")
+    await harness.say("I'm planning a trip to Kyoto", user="alice")
+    await harness.say("/new", user="alice")
+    await harness.say("what food do I love? any trip plans to Kyoto?", user="bob")
+    bob = await harness.store.find_user("console", "bob")
+    thread = await harness.store.thread_for_key(
+        harness.message("x", user="bob").thread, ChatKind.PRIVATE, None, clock_now(harness))
+    record = await harness.store.load_prompt_record(thread.id, bob.id)
+    assert record["items"] == []
+
+
+def clock_now(h):
+    return h.clock.now()
+
+
+async def test_group_facts_stay_in_their_group(harness):
+    await harness.say("remember I am vegetarian", user="ana", chat="g1", kind=ChatKind.GROUP)
+    await harness.say("what do I eat?", user="ana")  # her private chat
+    ana = await harness.store.find_user("console", "ana")
+    private = await harness.store.thread_for_key(
+        harness.message("x", user="ana").thread, ChatKind.PRIVATE, None, clock_now(harness))
+    record = await harness.store.load_prompt_record(private.id, ana.id)
+    assert all(i["kind"] != ItemKind.FACT.value for i in record["items"])
+    # and Ben in the group does not get Ana's fact
+    await harness.say("what do I eat?", user="ben", chat="g1", kind=ChatKind.GROUP)
+    ben = await harness.store.find_user("console", "ben")
+    group = await harness.store.thread_for_key(
+        harness.message("x", user="ben", chat="g1").thread, ChatKind.GROUP, "g1",
+        clock_now(harness))
+    record = await harness.store.load_prompt_record(group.id, ben.id)
+    assert all(i["kind"] != "fact" for i in record["items"])
+
+
+async def test_why_and_help_and_unknown(harness):
+    assert "haven't replied" in (await harness.say("/why"))[0]
+    await harness.say("hello")
+    assert (await harness.say("/why"))[0].startswith("For my last reply I recalled")
+    assert "/memories" in (await harness.say("/help"))[0]
+    assert "Unknown command /frobnicate" in (await harness.say("/frobnicate"))[0]
+    assert (await harness.say("   "))[0].startswith("(empty message")
