@@ -1,0 +1,77 @@
+"""The seam between the evaluation harness and the system under test.
+
+The harness replays a conversation into a ``ReplayTarget`` and asks it one recall per question,
+with the largest budget of the run; it then re-packs the returned list for each smaller budget
+itself (see ``bot.evaluation.metrics.pack``). Times are aware UTC datetimes; budgets and item
+sizes are tokens by the product's counter (``memory.tokens.HeuristicTokenCounter``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+#: The item kinds the harness knows how to credit (see ``metrics.credited_turns``).
+ITEM_KINDS = frozenset({"fact", "episode", "round", "key_data"})
+
+
+@dataclass(frozen=True)
+class EvalItem:
+    """One recalled memory item, as it appears in the memory block.
+
+    Attributes:
+        kind: ``"fact"``, ``"episode"``, ``"round"`` or ``"key_data"``.
+        text: the rendered line as it appears in the memory block.
+        tokens: tokens of that line by the product's counter (>= 0).
+        source_message_ids: platform message ids of the turns it came from, most relevant
+            first where the engine knows an order (for LoCoMo: dia_ids such as ``"D3:7"``).
+        pinned: included regardless of rank (e.g. the last episode of the thread); still
+            costs tokens.
+    """
+
+    kind: str
+    text: str
+    tokens: int
+    source_message_ids: tuple[str, ...]
+    pinned: bool = False
+
+
+@runtime_checkable
+class ReplayTarget(Protocol):
+    """A memory system that can be fed a conversation and asked what it recalls.
+
+    Call order per conversation: ``ingest`` for every turn of a session in order, then
+    ``close_session``; repeat per session; then ``recall`` once per question (read-only: it must
+    not store the question); finally ``aclose``.
+    """
+
+    async def ingest(
+        self, *, conversation_id: str, speaker: str, text: str, sent_at: datetime, message_id: str
+    ) -> None:
+        """Store one message of ``speaker`` in the thread ``conversation_id``."""
+        ...
+
+    async def close_session(self, *, conversation_id: str, at: datetime) -> None:
+        """End the current session of the thread at time ``at`` (consolidation runs here)."""
+        ...
+
+    async def recall(
+        self,
+        *,
+        conversation_id: str,
+        speaker: str,
+        question: str,
+        asked_at: datetime,
+        budget_tokens: int,
+    ) -> list[EvalItem]:
+        """Return the memory items production recall would show for ``question``.
+
+        The list is already packed for ``budget_tokens`` and in rank order (pinned items
+        flagged). Read-only: nothing about the question is stored.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Release resources (files, indexes, background tasks)."""
+        ...
