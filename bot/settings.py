@@ -89,9 +89,10 @@ class Settings(BaseSettings):
     semantic_top_k: int = _setting(
         3, "facts recalled, 1-5", "Most facts recalled into one prompt.", ge=1, le=5)
     similarity_threshold: float = _setting(
-        0.35, "the documented recall score in [0, 1], higher = closer",
-        "Facts scoring below this are not recalled (score defined in memory/recall.py); "
-        "the default is meant for the default embedder.", ge=0.0, le=1.0)
+        0.30, "the documented recall score in [0, 1], higher = closer",
+        "Memory items (facts, earlier conversations) scoring below this are not recalled; "
+        "the score is defined in memory/recall.py and the default was tuned for the default "
+        "embedder on LoCoMo.", ge=0.0, le=1.0)
     memory_token_budget: int = _setting(
         1000, "tokens for all memory blocks of one prompt",
         "Share of the prompt given to recalled facts and episodes (at least 50).", ge=50)

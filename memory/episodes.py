@@ -64,9 +64,10 @@ class EpisodeDraft:
     turn_ids: tuple[int, ...]
 
 
-def key_data_of(turns: Sequence[Turn], *, limit: int = 8) -> tuple[KeyDatum, ...]:
-    """Return the sentences of user turns that hold key data, verbatim, at most ``limit``,
-    oldest first, without exact repeats."""
+def key_data_of(turns: Sequence[Turn], *, limit: int = 4) -> tuple[KeyDatum, ...]:
+    """Return the sentences of user turns that hold key data, verbatim (clipped to 120
+    characters), the newest ``limit`` of them in conversation order, without exact repeats.
+    The cap keeps the pinned last episode small (it is in every prompt of the next session)."""
     found: list[KeyDatum] = []
     seen: set[str] = set()
     for turn in turns:
@@ -75,7 +76,7 @@ def key_data_of(turns: Sequence[Turn], *, limit: int = 8) -> tuple[KeyDatum, ...
         for sentence in sentences(turn.text):
             if _KEY_DATA_RE.search(sentence) and normalise(sentence) not in seen:
                 seen.add(normalise(sentence))
-                found.append(KeyDatum(text=_clip(sentence, 200), turn_id=turn.id))
+                found.append(KeyDatum(text=_clip(sentence, 120), turn_id=turn.id))
     return tuple(found[-limit:])
 
 

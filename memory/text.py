@@ -50,16 +50,25 @@ def has_cjk(text: str) -> bool:
     return _CJK_RE.search(text) is not None
 
 
+#: Chinese function words dropped from search tokens (the full-text index's stop-word list is
+#: English only): pronouns, particles, copulas and the most frequent auxiliaries.
+ZH_STOP_WORDS = frozenset(
+    "的 了 是 我 你 他 她 它 我们 你们 他们 在 和 与 也 就 都 还 吗 呢 吧 啊 呀 哦 嗯 这 那 这个 那个 "
+    "有 要 会 能 想 说 很 太 又 个 么 什么 怎么 一下 一个 把 被 给 让 对 从 到 上 下 里 着 过 得 地 "
+    "而 或 但 如果 因为 所以 可以 帮 帮我".split()
+)
+
+
 @lru_cache(maxsize=4096)
 def _segment_cjk(run: str) -> tuple[str, ...]:
     jieba = _segmenter()
-    return tuple(w for w in jieba.cut_for_search(run) if w.strip())
+    return tuple(w for w in jieba.cut_for_search(run) if w.strip() and w not in ZH_STOP_WORDS)
 
 
 def search_tokens(text: str) -> list[str]:
     """Split ``text`` into lowercase search tokens: English words as they are (LanceDB stems
-    them), CJK runs segmented by jieba in search mode (overlapping words, e.g. 向量数据库 ->
-    向量, 数据, 数据库).
+    them and drops English stop words), CJK runs segmented by jieba in search mode (overlapping
+    words, e.g. 向量数据库 -> 向量, 数据, 数据库) without :data:`ZH_STOP_WORDS`.
 
     Returns:
         A list of tokens, possibly empty.

@@ -64,7 +64,7 @@ async def make_harness(tmp_path: Path, clock: ManualClock, *, lance: bool = Fals
         index = InMemoryIndex()
     memory = MemoryService(store=store, index=index, embedder=embedder,
                            counter=HeuristicTokenCounter(), clock=clock,
-                           config=config or MemoryConfig(threshold=0.2))
+                           config=config or MemoryConfig())
     engine = ConversationEngine(memory=memory, model=model or OfflineChatModel())
     return Harness(memory, engine, clock)
 

@@ -29,7 +29,7 @@ CONTRACT_DEFAULTS = {
     "MAX_WORKING_TOKENS": "4000",
     "SUMMARY_TRIGGER_MESSAGES": "40",
     "SEMANTIC_TOP_K": "3",
-    "SIMILARITY_THRESHOLD": "0.35",
+    "SIMILARITY_THRESHOLD": "0.3",
     "MEMORY_TOKEN_BUDGET": "1000",
     "MEMORY_EXPIRE_DAYS": "30",
     "RAW_TURN_RETENTION_DAYS": "0",
@@ -78,7 +78,7 @@ def test_defaults_match_the_contract(tmp_path: Path) -> None:
     assert settings.data_dir == tmp_path / "data"
     assert settings.log_dir == tmp_path / "data" / "logs"
     assert settings.idle_timeout_seconds == 1800.0
-    assert settings.similarity_threshold == 0.35
+    assert settings.similarity_threshold == 0.30
     assert settings.allowed_users == ()
     assert settings.anthropic_api_key is None
     assert settings.embedder in EMBEDDER_NAMES
