@@ -186,24 +186,23 @@ class SQLiteStore:
         self, platform: str, platform_user_id: str, display_name: str, now: datetime
     ) -> UserRow:
         """Return the user behind a platform account, creating both on first sight."""
-        row = await self._one(
-            "SELECT u.* FROM accounts a JOIN users u ON u.id = a.user_id "
-            "WHERE a.platform = ? AND a.platform_user_id = ?",
-            (platform, platform_user_id),
-        )
-        if row is None:
-            async with self._tx() as tx:
-                cur = await tx.execute(
-                    "INSERT INTO users (display_name, created_at) VALUES (?, ?)",
-                    (display_name, _ts(now)),
-                )
-                await tx.execute(
-                    "INSERT INTO accounts (platform, platform_user_id, user_id) VALUES (?, ?, ?)",
-                    (platform, platform_user_id, cur.lastrowid),
-                )
-            row = await self._one("SELECT * FROM users WHERE id = ?", (cur.lastrowid,))
-            log.info("user created id=%s platform=%s", row["id"], platform)
-        return self._user(row)
+        user = await self.find_user(platform, platform_user_id)
+        if user is not None:
+            return user
+        async with self._tx() as tx:
+            user = await self.find_user(platform, platform_user_id)  # created meanwhile?
+            if user is not None:
+                return user
+            cur = await tx.execute(
+                "INSERT INTO users (display_name, created_at) VALUES (?, ?)",
+                (display_name, _ts(now)),
+            )
+            await tx.execute(
+                "INSERT INTO accounts (platform, platform_user_id, user_id) VALUES (?, ?, ?)",
+                (platform, platform_user_id, cur.lastrowid),
+            )
+        log.info("user created id=%s platform=%s", cur.lastrowid, platform)
+        return await self.get_user(cur.lastrowid)
 
     async def find_user(self, platform: str, platform_user_id: str) -> UserRow | None:
         """Return the user behind a platform account, or None."""

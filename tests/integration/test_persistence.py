@@ -105,3 +105,17 @@ async def test_first_message_on_empty_stores(tmp_path, clock):
         assert (await h.say("/forget all", user="someone"))[0] == "Nothing to forget."
     finally:
         await _close(h)
+
+
+async def test_concurrent_first_messages_of_one_user_create_one_user(tmp_path, clock):
+    import asyncio
+
+    h = await make_harness(tmp_path, clock, lance=True)
+    try:
+        replies = await asyncio.gather(*[h.say(f"hello from chat {i}", user="zoe", chat=f"c{i}")
+                                         for i in range(5)])
+        assert all(replies)
+        assert await h.store.count_rows("users") == 1
+        assert await h.store.count_rows("threads") == 5
+    finally:
+        await _close(h)
