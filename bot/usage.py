@@ -1,0 +1,61 @@
+"""Model usage and cost per user and UTC day: recorded after every model call, shown by
+``/stats``. Prices come from :mod:`adapters.llm.pricing` (models without a price: tokens only)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from adapters.llm.pricing import PRICES_CHECKED, cost_usd
+from memory.stores.sqlite import SQLiteStore, UsageRow
+from memory.types import ModelReply
+
+STATS_DAYS = 30
+STATS_LINES = 14
+
+
+def utc_day(at: datetime) -> str:
+    """``YYYY-MM-DD`` of an aware datetime in UTC."""
+    return at.astimezone(timezone.utc).date().isoformat()
+
+
+async def record_usage(store: SQLiteStore, user_id: int, reply: ModelReply, at: datetime) -> None:
+    """Add one call's reported usage (and its cost, when the model has a price) to the user's
+    totals for the UTC day of ``at``."""
+    tokens = {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
+              "cache_creation_input_tokens": reply.cache_creation_input_tokens,
+              "cache_read_input_tokens": reply.cache_read_input_tokens}
+    await store.add_model_usage(user_id, utc_day(at), reply.model,
+                                cost_usd=cost_usd(reply.model, **tokens), **tokens)
+
+
+def _line(label: str, calls: int, tin: int, tout: int, write: int, read: int,
+          cost: float | None) -> str:
+    text = f"{label}: {calls} call(s), {tin:,} input and {tout:,} output tokens"
+    if write or read:
+        text += f", cache {write:,} written / {read:,} read"
+    return text + (f", ${cost:.4f}" if cost is not None else ", cost unknown (no price)")
+
+
+def render_stats(rows: list[UsageRow], *, today: datetime) -> str:
+    """The ``/stats`` text: one line per day and model (newest first), then the total of the
+    last :data:`STATS_DAYS` days."""
+    if not rows:
+        return "No model usage recorded for you yet."
+    since = utc_day(today - timedelta(days=STATS_DAYS - 1))
+    lines = [f"Your model usage (days in UTC, prices as of {PRICES_CHECKED}):"]
+    for row in rows[:STATS_LINES]:
+        lines.append(_line(f"{row.day} {row.model}", row.calls, row.input_tokens,
+                           row.output_tokens, row.cache_creation_input_tokens,
+                           row.cache_read_input_tokens, row.cost_usd))
+    if len(rows) > STATS_LINES:
+        lines.append(f"... and {len(rows) - STATS_LINES} earlier line(s).")
+    recent = [r for r in rows if r.day >= since]
+    costs = [r.cost_usd for r in recent if r.cost_usd is not None]
+    total = _line(f"Last {STATS_DAYS} days", sum(r.calls for r in recent),
+                  sum(r.input_tokens for r in recent), sum(r.output_tokens for r in recent),
+                  sum(r.cache_creation_input_tokens for r in recent),
+                  sum(r.cache_read_input_tokens for r in recent), sum(costs) if costs else None)
+    if costs and len(costs) < len(recent):
+        total += " (models without a price not included)"
+    lines.append(total)
+    return "\n".join(lines)
