@@ -1,11 +1,20 @@
-"""Semantic memory, rules version: explicit requests become short facts about the user.
+"""Semantic memory rules: what in a user's turn may become a fact, and in what words.
 
-A fact is written when the user explicitly asks ("remember that ...", "from now on ...",
-"记住 ...", "以后都 ..."). The request phrase is removed and first-person words are put in the
-third person so the fact keeps its subject ("remember my sister Mia is vegan" -> "the user's
-sister Mia is vegan"; "记住我不吃辣" -> "用户不吃辣"). Facts stay in the user's language. The
-topic table, dedup and supersession arrive with the semantic-memory issue; here an exact
-restatement confirms the existing fact instead of adding a twin.
+Write policy (rules first; the language-model path builds on them later):
+
+* an **explicit request** ("remember that ...", "from now on ...", "记住 ...", "以后都 ...") is
+  written at once;
+* a **correction** ("no, I live in Linz", "actually ...", "不对，我...") of a known topic
+  (``memory.topics``) is written at once;
+* a **statement on a known topic** that already has a fact confirms it (same value) or
+  supersedes it (new value);
+* any other **stable first-person statement** is only a candidate: it becomes a fact when the
+  user states it again in another session (repetition);
+* chit-chat, passing states ("I'm tired today") and the assistant's words write nothing.
+
+Facts are short (about 15 English words or 20 CJK characters, :func:`condense`), third person
+("the user ..."), in the user's language, keep the subject when they are about someone else
+("the user's friend Jonas hates football"), and carry absolute dates (``memory.dates``).
 """
 
 from __future__ import annotations
@@ -13,24 +22,62 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memory.episodes import KEY_DATA_RE
 from memory.text import language_of
 
-#: Longest fact text kept, in characters; longer requests are refused with a message.
-MAX_FACT_CHARS = 300
+#: Hard cap on a stored fact, in characters, enforced by the store on every write path.
+MAX_FACT_CHARS = 200
+#: Condensed length: English words / CJK characters.
+FACT_WORDS = 15
+FACT_CJK_CHARS = 20
 
 _EN_TRIGGERS = re.compile(
-    r"""^\s*(?:please\s+|pls\s+|hey,?\s+|ok(?:ay)?,?\s+)?
+    r"""^\s*(?:please\s+|pls\s+|hey,?\s+|ok(?:ay)?,?\s+|and\s+)?
     (?:remember(?:\s+that)?|don'?t\s+forget(?:\s+that)?|keep\s+in\s+mind(?:\s+that)?
-       |note\s+that|please\s+note(?:\s+that)?|make\s+a\s+note(?:\s+that)?)\s*[:,]?\s+
-    (?P<body>.+)$""",
+       |note\s+that|please\s+note(?:\s+that)?|make\s+a\s+note(?:\s+that)?|for\s+the\s+record,?)
+    \s*(?:this|:)?\s*[:,]?\s+(?P<body>.+)$""",
     re.IGNORECASE | re.VERBOSE | re.DOTALL,
 )
 _EN_FROM_NOW = re.compile(
     r"^\s*(?:please\s+)?(?:from\s+now\s+on|going\s+forward|in\s+future|in\s+the\s+future)\s*,?\s+(?P<body>.+)$",
     re.IGNORECASE | re.DOTALL,
 )
-_ZH_TRIGGERS = re.compile(r"^\s*(?:请|麻烦)?(?:你)?(?:帮我)?(?:记住|记得|记一下|记下)(?:了)?[：:，,\s]*(?P<body>.+)$", re.DOTALL)
-_ZH_FROM_NOW = re.compile(r"^\s*(?:请|麻烦)?(?:你)?(?P<body>(?:以后都|以后|今后|从现在起|从现在开始)[：:，,\s]*.+)$", re.DOTALL)
+_ZH_TRIGGERS = re.compile(
+    r"^\s*(?:请|麻烦)?(?:你)?(?:帮我)?(?:记住|记得|记一下|记下)(?:了)?(?:这个|这点)?[：:，,\s]*(?P<body>.+)$",
+    re.DOTALL)
+_ZH_FROM_NOW = re.compile(
+    r"^\s*(?:请|麻烦)?(?:你)?(?P<body>(?:以后都|以后|今后|从现在起|从现在开始)[：:，,\s]*.+)$", re.DOTALL)
+
+_CORRECTION = re.compile(
+    r"^\s*(?:no\b|nope\b|not quite|that'?s (?:wrong|not right|not true|incorrect)|actually\b|"
+    r"correction\b|i meant\b|you'?re wrong|wrong\b)"
+    r"|^\s*(?:不对|不是的|不是|错了|其实|更正|我是说|你记错了)",
+    re.IGNORECASE)
+
+_ENDED = [
+    re.compile(r"\bI (?:have |'ve )?(?:quit|stopped|gave up|given up|no longer|don'?t|do not)"
+               r"(?: drink(?:ing)?| eat(?:ing)?| us(?:e|ing)| do(?:ing)?| play(?:ing)?| work(?:ing)? (?:at|for))? (?P<v>[^,.;!?]{2,40}?)"
+               r"(?: anymore| any more)?\s*(?:$|[,.;!?])", re.IGNORECASE),
+    re.compile(r"我(?:已经)?(?:戒了|不再|不再用|不再喝|不再吃|不用|不喝|不吃|停了)(?P<v>[^，。,.!！?？\s]{1,12}?)了?(?:$|[，。,.!！?？])"),
+]
+_ENDED_MARKERS = re.compile(r"\b(?:quit|stopped|gave up|given up|no longer|anymore|any more)\b|戒了|不再|了$|了[，。]")
+
+_EN_FIRST_PERSON = re.compile(
+    r"\b(?:I|I'm|I've|I'd|my)\s+(?:really\s+|usually\s+|always\s+|never\s+|mostly\s+|mainly\s+)?"
+    r"(?:am|'m|have|'ve|has|like|love|hate|prefer|use|work|live|own|drive|play|study|speak|eat|"
+    r"drink|want|need|enjoy|go|wife|husband|partner|son|daughter|kids?|children|sister|brother|"
+    r"mother|mom|father|dad|friend|colleague|dog|cat|favou?rite|name|birthday)\b",
+    re.IGNORECASE)
+_ZH_FIRST_PERSON = re.compile(r"我(?:的|们)?(?:很|最|特别|一直|平时|每天|主要)?(?:是|有|在|喜欢|爱|讨厌|想|要|用|住|做|学|养|开|吃|喝|老婆|老公|妻子|丈夫|孩子|儿子|女儿|妈妈|爸爸|朋友|同事)")
+_TRANSIENT = re.compile(
+    r"\b(?:today|tonight|right now|at the moment|this (?:morning|afternoon|evening|week)|"
+    r"tired|hungry|thirsty|sleepy|bored|busy|sick|ill|angry|sad|happy|excited|stressed|"
+    r"late|back|here|ready|done|fine|ok|okay|good|great|sorry|sure|not sure|thinking|wondering|"
+    r"looking for|trying to|going to|about to|just)\b"
+    r"|今天|今晚|现在|刚才|正在|累|饿|困|无聊|忙|生病|难过|开心|高兴|想知道|打算|准备|马上",
+    re.IGNORECASE)
+_QUESTION = re.compile(r"\?|？|^(?:what|how|why|when|where|who|which|can|could|would|should|do|does|is|are)\b|吗$|吗[？?]?$|什么|怎么|为什么|哪",
+                       re.IGNORECASE)
 
 _EN_PRONOUNS = [
     (re.compile(r"\bI am\b|\bI'm\b|\bIm\b", re.IGNORECASE), "the user is"),
@@ -47,25 +94,6 @@ _EN_PRONOUNS = [
     (re.compile(r"\bme\b", re.IGNORECASE), "the user"),
     (re.compile(r"\bmyself\b", re.IGNORECASE), "the user"),
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class FactDraft:
-    """A fact derived from a user's turn, before it is stored.
-
-    Attributes:
-        text: the fact, third person, in the user's language.
-        kind: ``preference`` for "from now on"/"以后" requests, else ``note``.
-        lang: ``en`` or ``zh``.
-        too_long: True when the request exceeded :data:`MAX_FACT_CHARS` (nothing is written).
-    """
-
-    text: str
-    kind: str
-    lang: str
-    too_long: bool = False
-
-
 _MODALS = frozenset(
     "can could will would shall should must might may did was had used also really only "
     "just never always often usually still mainly mostly".split()
@@ -88,41 +116,92 @@ def _third_person_verb(verb: str) -> str:
     return verb + "s"
 
 
-def _third_person_en(body: str) -> str:
+def third_person(body: str, lang: str) -> str:
+    """Rewrite a first-person statement about the user in the third person, keeping any other
+    subject ("my friend Jonas ..." -> "the user's friend Jonas ...")."""
+    if lang == "zh":
+        body = body.replace("我们", "用户和大家").replace("我的", "用户的").replace("我", "用户")
+        return body
     for pattern, replacement in _EN_PRONOUNS:
         body = pattern.sub(replacement, body)
-    return body
+    return body[0].upper() + body[1:] if body[:1].islower() else body
 
 
-def _third_person_zh(body: str) -> str:
-    return body.replace("我们", "用户和大家").replace("我的", "用户的").replace("我", "用户")
+def condense(text: str, lang: str) -> str:
+    """Shorten a fact to about :data:`FACT_WORDS` English words or :data:`FACT_CJK_CHARS` CJK
+    characters: the first clause, cut at the limit, with key data (numbers, dates, amounts,
+    versions) that were cut off appended verbatim. Never longer than :data:`MAX_FACT_CHARS`."""
+    text = re.sub(r"\s+", " ", text).strip().rstrip("。.!！")
+    if lang == "zh":
+        if len(text) <= FACT_CJK_CHARS:
+            return text
+        head = re.split(r"[，。；;！？!?]", text)[0]
+        kept = head[:FACT_CJK_CHARS]
+    else:
+        words = text.split()
+        if len(words) <= FACT_WORDS:
+            return text[:MAX_FACT_CHARS]
+        head = re.split(r"(?<=[.;!?])\s|,\s(?=(?:and|but|so|because)\b)", text)[0]
+        kept = " ".join(head.split()[:FACT_WORDS]).rstrip(",;:")
+    lost = [m.group(0) for m in KEY_DATA_RE.finditer(text) if m.group(0) not in kept]
+    if lost:
+        kept += ("（" + "、".join(lost[:3]) + "）") if lang == "zh" else f" ({', '.join(lost[:3])})"
+    return kept[:MAX_FACT_CHARS]
 
 
-def explicit_fact(text: str) -> FactDraft | None:
-    """Return the fact an explicit memory request asks for, or None when ``text`` is not one.
+@dataclass(frozen=True, slots=True)
+class Request:
+    """An explicit memory request: its body and fact kind (``preference`` for "from now on")."""
 
-    Only the user's own turns may be passed here; the assistant's words never become facts.
-    """
-    lang = language_of(text)
-    body: str | None = None
-    kind = "note"
-    if m := _EN_TRIGGERS.match(text):
-        body = m.group("body")
-    elif m := _EN_FROM_NOW.match(text):
-        body, kind = m.group("body"), "preference"
-    elif m := _ZH_TRIGGERS.match(text):
-        body = m.group("body")
-    elif m := _ZH_FROM_NOW.match(text):
-        body, kind = m.group("body"), "preference"
-    if body is None:
+    body: str
+    kind: str
+
+
+def explicit_request(text: str) -> Request | None:
+    """Return the body of an explicit memory request, or None when ``text`` is not one."""
+    for pattern, kind in ((_EN_TRIGGERS, "note"), (_EN_FROM_NOW, "preference"),
+                          (_ZH_TRIGGERS, "note"), (_ZH_FROM_NOW, "preference")):
+        if m := pattern.match(text):
+            body = m.group("body").strip().rstrip("。.!！")
+            if body:
+                if re.match(r"(?i)^(?:from now on|以后|今后)", body):
+                    kind = "preference"
+                return Request(body, kind)
+    return None
+
+
+def is_correction(text: str) -> bool:
+    """True when the turn corrects the assistant ("no, ...", "actually ...", "不对，...")."""
+    return _CORRECTION.search(text) is not None
+
+
+def ended_values(text: str) -> list[str]:
+    """Things the user says they stopped ("I quit green tea" -> ["green tea"]), lowercased."""
+    if not _ENDED_MARKERS.search(text):
+        return []
+    out = []
+    for pattern in _ENDED:
+        for m in pattern.finditer(text):
+            value = m.group("v").strip().lower()
+            if value and value not in {"it", "that", "this", "know", "think", "care", "mind"}:
+                out.append(value)
+    return out
+
+
+def stable_statement(text: str, lang: str) -> str | None:
+    """A first-person statement that may hold beyond the moment, as a third-person fact text;
+    None for questions, chit-chat and passing states. Such statements are only candidates:
+    they become facts when repeated in another session."""
+    text = text.strip()
+    if not text or _QUESTION.search(text) or _TRANSIENT.search(text):
         return None
-    body = body.strip().rstrip("。.!！")
-    if not body:
+    pattern = _ZH_FIRST_PERSON if lang == "zh" else _EN_FIRST_PERSON
+    if not pattern.search(text):
         return None
-    if re.match(r"(?i)^(?:from now on|以后|今后)", body):
-        kind = "preference"
-    if len(body) > MAX_FACT_CHARS:
-        return FactDraft(text="", kind=kind, lang=lang, too_long=True)
-    fact = _third_person_zh(body) if lang == "zh" else _third_person_en(body)
-    fact = fact[0].upper() + fact[1:] if fact[:1].islower() and lang == "en" else fact
-    return FactDraft(text=fact, kind=kind, lang=lang)
+    return condense(third_person(text, lang), lang)
+
+
+def fact_text(body: str, lang: str | None = None) -> str:
+    """The stored wording of a free-form fact: third person, condensed, in its language."""
+    lang = lang or language_of(body)
+    return condense(third_person(body, lang), lang)

@@ -1,35 +1,78 @@
 import pytest
 
-from memory.facts import MAX_FACT_CHARS, explicit_fact
+from memory.facts import (
+    FACT_WORDS,
+    MAX_FACT_CHARS,
+    condense,
+    ended_values,
+    explicit_request,
+    fact_text,
+    is_correction,
+    stable_statement,
+)
 
 
-@pytest.mark.parametrize("text, fact, kind", [
-    ("Remember that I prefer short answers.", "The user prefers short answers", "note"),
-    ("please remember my sister Mia is vegan", "The user's sister Mia is vegan", "note"),
-    ("From now on, call me Sam", "Call the user Sam", "preference"),
-    ("remember I am allergic to peanuts", "The user is allergic to peanuts", "note"),
-    ("记住我不吃辣", "用户不吃辣", "note"),
-    ("以后都用中文回答我", "以后都用中文回答用户", "preference"),
-    ("请记住：我的生日是5月3日", "用户的生日是5月3日", "note"),
+@pytest.mark.parametrize("text, body, kind", [
+    ("Remember that I prefer short answers.", "I prefer short answers", "note"),
+    ("please remember my sister Mia is vegan", "my sister Mia is vegan", "note"),
+    ("From now on, call me Sam", "call me Sam", "preference"),
+    ("记住我不吃辣", "我不吃辣", "note"),
+    ("以后都用中文回答我", "以后都用中文回答我", "preference"),
+    ("请记住：我的生日是5月3日", "我的生日是5月3日", "note"),
 ])
-def test_explicit_requests_become_third_person_facts(text, fact, kind):
-    draft = explicit_fact(text)
-    assert draft is not None
-    assert draft.text == fact
-    assert draft.kind == kind
+def test_explicit_requests(text, body, kind):
+    request = explicit_request(text)
+    assert request is not None and request.body == body and request.kind == kind
 
 
 @pytest.mark.parametrize("text", ["nice weather today", "I remember the old days",
                                   "Do you remember me?", "我记得那天下雨", "remember"])
-def test_chit_chat_writes_nothing(text):
-    assert explicit_fact(text) is None
+def test_not_requests(text):
+    assert explicit_request(text) is None
 
 
-def test_languages_are_kept():
-    assert explicit_fact("记住我在成都做护士").lang == "zh"
-    assert explicit_fact("remember I live in Graz").lang == "en"
+@pytest.mark.parametrize("body, fact", [
+    ("I prefer short answers", "The user prefers short answers"),
+    ("my sister Mia is vegan", "The user's sister Mia is vegan"),
+    ("I am allergic to peanuts", "The user is allergic to peanuts"),
+    ("I mainly use Python and I don't eat meat", "The user mainly uses Python and the user doesn't eat meat"),
+    ("我的生日是5月3日", "用户的生日是5月3日"),
+])
+def test_fact_text_is_third_person_and_keeps_other_subjects(body, fact):
+    assert fact_text(body) == fact
 
 
-def test_too_long_is_refused():
-    draft = explicit_fact("Remember this: " + "lease clause " * (MAX_FACT_CHARS // 5))
-    assert draft.too_long and draft.text == ""
+def test_condense_keeps_key_data_and_the_cap():
+    long = ("my lease runs for two more years and the landlord is friendly and the flat is "
+            "bright, quiet and close to the river, rent $1,450 from 2027-03-31")
+    short = condense(long, "en")
+    assert len(short.split()) <= FACT_WORDS + 4 and len(short) <= MAX_FACT_CHARS
+    assert "$1,450" in short and "2027-03-31" in short
+    zh = condense("我家的房租是每个月四千五百元，押一付三，房东人很好，离地铁站走路五分钟，" * 3, "zh")
+    assert len(zh) <= 40
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("No, I live in Linz", True), ("Actually I use Go now", True), ("不对，我住在上海", True),
+    ("I live in Linz", False), ("Nobody knows", False),
+])
+def test_corrections(text, expected):
+    assert is_correction(text) is expected
+
+
+@pytest.mark.parametrize("text, values", [
+    ("I quit green tea.", ["green tea"]), ("I no longer drink coffee", ["coffee"]),
+    ("我戒了咖啡", ["咖啡"]), ("I don't know", []), ("I love tea", []),
+])
+def test_ended_values(text, values):
+    assert ended_values(text) == values
+
+
+@pytest.mark.parametrize("text, lang, expected", [
+    ("I have two cats", "en", "The user has two cats"),
+    ("I'm tired today", "en", None), ("what do I like?", "en", None),
+    ("nice weather today", "en", None), ("我养了两只猫", "zh", "用户养了两只猫"),
+    ("我有两只猫", "zh", "用户有两只猫"),
+])
+def test_stable_statements(text, lang, expected):
+    assert stable_statement(text, lang) == expected

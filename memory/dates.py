@@ -1,0 +1,83 @@
+"""Relative dates resolved at write time against the message's own timestamp.
+
+"My exam is tomorrow", said on 2026-11-30 in the user's time zone, is stored as "My exam is on
+2026-12-01" (C13 in ``shared/notes/known-failures.md``: a stale "today" makes relative dates
+wrong). English and Chinese relative expressions are found with dateparser's ``search_dates``
+using ``RELATIVE_BASE`` (the message time converted to the user's zone); Chinese weekday
+expressions (下周五, 这周三, 周日), which dateparser reads as the whole week, are resolved
+here. Absolute dates are left as they are. Nothing here reads the wall clock.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+log = logging.getLogger(__name__)
+
+_EN_CUE = re.compile(
+    r"\b(?:today|tonight|tomorrow|yesterday|next|last|this|coming|ago|in \d+ (?:days?|weeks?|months?|years?)"
+    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b", re.IGNORECASE)
+_ZH_CUE = re.compile(r"今天|今晚|明天|后天|大后天|昨天|前天|下周|上周|这周|本周|下个?星期|上个?星期|下个月|上个月|明年|去年|今年|\d+天[前后]")
+_ZH_WEEKDAY = re.compile(r"(下下|下|上|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天])")
+_ZH_DAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_ZH_FIXED = {"大后天": 3, "后天": 2, "明天": 1, "今天": 0, "今晚": 0, "昨天": -1, "前天": -2}
+_ABSOLUTE = re.compile(r"\d{4}[-/年]\d{1,2}|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+                       r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}", re.IGNORECASE)
+
+
+def local_day(at: datetime, tz: str) -> date:
+    """The calendar day of the aware instant ``at`` in the IANA zone ``tz``."""
+    return at.astimezone(ZoneInfo(tz)).date()
+
+
+def _zh_weekday(m: re.Match, today: date) -> date:
+    prefix, day = m.group(1) or "", _ZH_DAYS[m.group(2)]
+    monday = today - timedelta(days=today.weekday())
+    weeks = {"下下": 2, "下": 1, "上": -1}.get(prefix, 0)
+    target = monday + timedelta(weeks=weeks, days=day)
+    if not prefix and target < today:  # a bare "周五" means the coming one
+        target += timedelta(weeks=1)
+    return target
+
+
+def resolve_relative_dates(text: str, *, at: datetime, tz: str = "UTC", lang: str = "en") -> str:
+    """Replace relative date expressions in ``text`` by ISO dates (``YYYY-MM-DD``).
+
+    Args:
+        text: a statement (a fact or a key-data line).
+        at: when the message was sent (aware).
+        tz: the user's IANA time zone (``/timezone``, else ``DEFAULT_TIMEZONE``).
+        lang: ``en`` or ``zh``.
+
+    Returns:
+        The text with relative dates made absolute; unchanged when it has none.
+    """
+    today = local_day(at, tz)
+    if lang == "zh" or _ZH_CUE.search(text):
+        text = _ZH_WEEKDAY.sub(lambda m: _zh_weekday(m, today).isoformat(), text)
+        for word, offset in _ZH_FIXED.items():
+            text = text.replace(word, (today + timedelta(days=offset)).isoformat())
+        text = re.sub(r"(\d+)天([前后])", lambda m: (today + timedelta(
+            days=int(m.group(1)) * (1 if m.group(2) == "后" else -1))).isoformat(), text)
+    if not _EN_CUE.search(text):
+        return text
+    try:
+        from dateparser.search import search_dates
+
+        base = datetime.combine(today, at.astimezone(ZoneInfo(tz)).time())
+        found = search_dates(text, languages=["en"], settings={
+            "RELATIVE_BASE": base, "PREFER_DATES_FROM": "future", "RETURN_AS_TIMEZONE_AWARE": False,
+        }) or []
+    except Exception:  # dateparser is a helper here: never lose the statement over it
+        log.warning("relative date resolution failed", exc_info=True)
+        return text
+    for phrase, value in found:
+        if not _EN_CUE.search(phrase) or _ABSOLUTE.search(phrase):
+            continue
+        replacement = "on " + value.date().isoformat()
+        text = re.sub(r"(?i)\bon\s+" + re.escape(phrase) + "|" + re.escape(phrase), replacement, text,
+                      count=1)
+    return text

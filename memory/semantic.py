@@ -1,0 +1,213 @@
+"""Semantic memory writes: apply the rules of ``memory.facts`` and ``memory.topics`` to one
+user turn, against the facts already stored.
+
+Decisions, in order, for a user's turn (memory on, user turns only):
+
+1. "I quit X" / "我戒了X": active facts whose value is X are ended (kept as history).
+2. Each known-topic statement: an active fact with the same key and value is confirmed; a
+   different value supersedes it (the old fact keeps ``valid_to``), unless the two are the same
+   statement in two scripts (``Graz`` / ``格拉茨``: embedding cosine of the two facts at least
+   the embedder's ``duplicate_cross_language``), which confirms. With no fact on the key yet,
+   an explicit request or a correction writes it; a plain statement becomes a candidate.
+3. An explicit request with no known topic is written as a free-form fact unless a
+   near-duplicate exists (same normalised text, or cosine at least ``duplicate``, or across
+   scripts ``duplicate_cross_language``), which is confirmed instead. Free-form facts never
+   supersede anything.
+4. Any other stable first-person statement becomes a candidate.
+5. A candidate that matches an earlier candidate of another session (same topic key and value,
+   same normalised text, or cosine at least ``duplicate``) is written as a fact (repetition).
+
+Confirming never deletes; nothing here deletes a fact.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from memory.dates import resolve_relative_dates
+from memory.facts import (
+    ended_values,
+    explicit_request,
+    fact_text,
+    is_correction,
+    stable_statement,
+)
+from memory.ports import Embedder
+from memory.stores.sqlite import SQLiteStore, ThreadRow
+from memory.text import has_cjk, language_of, normalise
+from memory.topics import TopicMatch, match_topics
+from memory.types import Fact, Turn
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class FactOutcome:
+    """What a turn did to semantic memory.
+
+    Attributes:
+        status: ``written``, ``confirmed``, ``superseded`` (a new fact replaced ``previous``),
+            ``ended`` (``fact`` is no longer true) or ``candidate``.
+        fact: the fact written, confirmed or ended (None for candidates).
+        previous: the superseded fact, for ``superseded``.
+        explicit: the turn asked for it (explicit request or correction).
+    """
+
+    status: str
+    fact: Fact | None = None
+    previous: Fact | None = None
+    explicit: bool = False
+
+
+class SemanticWriter:
+    """Writes facts for user turns (see module docstring). Returns outcomes; the caller updates
+    the search index for ``changed`` facts."""
+
+    def __init__(self, *, store: SQLiteStore, embedder: Embedder) -> None:
+        self.store = store
+        self.embedder = embedder
+
+    async def on_user_turn(
+        self, *, user_id: int, scope: str, thread: ThreadRow, turn: Turn, tz: str, now: datetime,
+    ) -> list[FactOutcome]:
+        """Apply the write policy to ``turn`` (already redacted). See the module docstring."""
+        lang = language_of(turn.text)
+        text = resolve_relative_dates(turn.text, at=turn.created_at, tz=tz, lang=lang)
+        request = explicit_request(text)
+        correction = is_correction(text)
+        body = request.body if request else text
+        if "[redacted " in body:
+            return []  # a fact about a secret we did not keep would be empty or misleading
+        outcomes: list[FactOutcome] = []
+        w = _Write(self, user_id=user_id, scope=scope, thread=thread, turn=turn, now=now, lang=lang)
+
+        for value in ended_values(body):
+            outcomes += await w.end(value)
+        topics = [t for t in match_topics(body, lang)
+                  if not any(o.status == "ended" and o.fact and o.fact.topic == t.key
+                             for o in outcomes)]
+        for match in topics:
+            outcomes.append(await w.topic(match, assertive=bool(request) or correction))
+        if request and not topics and not outcomes:
+            outcomes.append(await w.free_form(fact_text(body, lang), kind=request.kind))
+        elif not request and not topics and not outcomes:
+            statement = stable_statement(body, lang)
+            if statement:
+                outcomes.append(await w.candidate(None, None, statement))
+        for o in outcomes:
+            if o.status != "candidate":
+                log.info("fact %s id=%s user=%s", o.status, o.fact.id if o.fact else None, user_id)
+        return outcomes
+
+
+class _Write:
+    """One turn's write context (keeps the per-decision helpers small)."""
+
+    def __init__(self, owner: SemanticWriter, *, user_id: int, scope: str, thread: ThreadRow,
+                 turn: Turn, now: datetime, lang: str) -> None:
+        self.store = owner.store
+        self.embedder = owner.embedder
+        self.user_id = user_id
+        self.scope = scope
+        self.thread = thread
+        self.turn = turn
+        self.now = now
+        self.lang = lang
+
+    async def _add(self, text: str, *, kind: str, topic: str | None, value: str | None,
+                   mode: str, sources: Sequence[int], supersedes: Sequence[int] = ()) -> Fact:
+        return await self.store.add_fact(
+            user_id=self.user_id, kind=kind, text=text, topic=topic, origin=self.thread,
+            source_turn_ids=sources, lang=self.lang, scope=self.scope, now=self.now,
+            valid_from=self.turn.created_at, value=value, mode=mode, supersedes=supersedes)
+
+    async def end(self, value: str) -> list[FactOutcome]:
+        out = []
+        for fact in await self.store.active_facts(self.user_id, self.scope):
+            target = (fact.value or "").lower()
+            if target and (target == value or target in value or value in target) \
+                    and not fact.topic.startswith("allergy:"):
+                if await self.store.end_fact(fact.id, self.user_id, self.turn.created_at):
+                    out.append(FactOutcome("ended", fact, explicit=True))
+        return out
+
+    async def topic(self, match: TopicMatch, *, assertive: bool) -> FactOutcome:
+        existing = await self.store.active_facts(self.user_id, self.scope, topic=match.key)
+        for fact in existing:
+            if fact.value == match.value or normalise(fact.text) == normalise(match.text):
+                await self.store.confirm_fact(fact.id, self.turn.id, self.now)
+                return FactOutcome("confirmed", fact, explicit=assertive)
+            if match.topic.key != "opinion" and has_cjk(fact.value or "") != has_cjk(match.value) \
+                    and await self._same_meaning(fact.text, match.text, cross_language=True):
+                await self.store.confirm_fact(fact.id, self.turn.id, self.now)
+                return FactOutcome("confirmed", fact, explicit=assertive)
+        if existing:
+            fact = await self._add(match.text, kind=match.topic.kind, topic=match.key,
+                                   value=match.value, mode="correction" if assertive else "statement",
+                                   sources=[self.turn.id], supersedes=[f.id for f in existing])
+            return FactOutcome("superseded", fact, previous=existing[-1], explicit=True)
+        if assertive:
+            fact = await self._add(match.text, kind=match.topic.kind, topic=match.key,
+                                   value=match.value, mode="explicit", sources=[self.turn.id])
+            return FactOutcome("written", fact, explicit=True)
+        return await self.candidate(match.key, match.value, match.text, kind=match.topic.kind)
+
+    async def free_form(self, text: str, *, kind: str) -> FactOutcome:
+        for fact in await self.store.active_facts(self.user_id, self.scope):
+            if fact.topic is None and (normalise(fact.text) == normalise(text)
+                                       or await self._same_meaning(fact.text, text)):
+                await self.store.confirm_fact(fact.id, self.turn.id, self.now)
+                return FactOutcome("confirmed", fact, explicit=True)
+        fact = await self._add(text, kind=kind, topic=None, value=None, mode="explicit",
+                               sources=[self.turn.id])
+        return FactOutcome("written", fact, explicit=True)
+
+    async def candidate(self, topic: str | None, value: str | None, text: str,
+                        kind: str = "note") -> FactOutcome:
+        vector = (await self.embedder.embed_documents([text]))[0]
+        norm = normalise(text)
+        matches = []
+        for row in await self.store.open_candidates(self.user_id, self.scope):
+            if row["session_id"] == self.turn.session_id:
+                continue
+            same = (topic is not None and row["topic"] == topic and row["value"] == value) or \
+                (topic is None and row["topic"] is None and (
+                    row["norm"] == norm or (row["vector"] is not None and self._close(
+                        np.frombuffer(row["vector"], dtype=np.float32), vector,
+                        cross=has_cjk(row["text"]) != has_cjk(text)))))
+            if same:
+                matches.append(row)
+        if not matches:
+            await self.store.add_candidate(
+                user_id=self.user_id, scope=self.scope, topic=topic, value=value, text=text,
+                norm=norm, lang=self.lang, vector=np.asarray(vector, np.float32).tobytes(),
+                session_id=self.turn.session_id, turn_id=self.turn.id, now=self.now)
+            return FactOutcome("candidate")
+        if topic is None:
+            for fact in await self.store.active_facts(self.user_id, self.scope):
+                if fact.topic is None and (normalise(fact.text) == norm
+                                           or await self._same_meaning(fact.text, text)):
+                    await self.store.confirm_fact(fact.id, self.turn.id, self.now)
+                    return FactOutcome("confirmed", fact)
+        sources = sorted({r["turn_id"] for r in matches} | {self.turn.id})[-3:]
+        fact = await self._add(text, kind=kind, topic=topic, value=value, mode="repetition",
+                               sources=sources)
+        await self.store.consume_candidates([r["id"] for r in matches], self.now)
+        return FactOutcome("written", fact)
+
+    def _close(self, a, b, *, cross: bool) -> bool:
+        cal = self.embedder.calibration
+        cut = cal.duplicate_cross_language if cross else cal.duplicate
+        return cut is not None and float(np.dot(np.asarray(a), np.asarray(b))) >= cut
+
+    async def _same_meaning(self, a: str, b: str, *, cross_language: bool | None = None) -> bool:
+        cross = has_cjk(a) != has_cjk(b) if cross_language is None else cross_language
+        va, vb = await self.embedder.embed_documents([a, b])
+        return self._close(va, vb, cross=cross)
+
+

@@ -1,0 +1,230 @@
+"""Semantic memory behaviour, table-driven, English and Chinese, through the engine on real
+SQLite (temporary folder), the in-memory index and a hand-driven clock.
+
+Each case is a list of sessions (lists of user messages); sessions are separated by /new and
+one day apart. The expectation is the set of active facts and of superseded facts afterwards.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.types import FactStatus, Role
+from tests.conftest import make_harness
+
+CASES = {
+    "restatement (one fact)": (
+        [["remember I'm allergic to peanuts"], ["Just so you know, remember I'm allergic to peanuts"]],
+        ["The user is allergic to peanuts"], []),
+    "restatement zh": (
+        [["记住我对花生过敏"], ["记住：我对花生过敏"]], ["用户对花生过敏"], []),
+    "paraphrased restatement (one fact)": (
+        [["remember I live in Graz"], ["remember that I'm based in Graz"]],
+        ["The user lives in Graz"], []),
+    "paraphrased restatement zh": (
+        [["记住我住在成都"], ["记住，我现在住在成都"]], ["用户住在成都"], []),
+    "changed value on a known topic": (
+        [["remember I live in Graz"], ["I've moved to Linz"]],
+        ["The user lives in Linz"], ["The user lives in Graz"]),
+    "changed value zh": (
+        [["记住我主要用 Python"], ["我现在改用Go了"]], ["用户主要用Go编程"], ["用户主要用Python编程"]),
+    "contradiction": (
+        [["remember I love sushi"], ["I've gone off sushi completely, I can't stand it now."]],
+        ["The user dislikes sushi"], ["The user likes sushi"]),
+    "contradiction zh": (
+        [["记住我喜欢寿司"], ["我现在不喜欢寿司了"]], ["用户不喜欢寿司"], ["用户喜欢寿司"]),
+    "unrelated facts in a row (both kept)": (
+        [["remember I want to travel the world"], ["remember I like late-night snacks at weekends"]],
+        ["The user wants to travel the world", "The user likes late-night snacks at weekends"], []),
+    "unrelated facts zh (C02)": (
+        [["记住我想环游世界"], ["记住我周末喜欢吃夜宵"]], ["用户想环游世界", "用户喜欢夜宵"], []),
+    "additive statement retires nothing (C14)": (
+        [["remember I work as a nurse at St. Elena Hospital"],
+         ["I've also started volunteering on St. Elena's ethics committee."]],
+        ["The user works at St Elena Hospital", "The user's job is nurse"], []),
+    "third-party statement keeps its subject": (
+        [["remember my friend Jonas hates football"]],
+        ["The user's friend Jonas hates football"], []),
+    "third-party zh": (
+        [["记住我朋友小李不吃香菜"]], ["用户朋友小李不吃香菜"], []),
+    "chit-chat writes nothing": (
+        [["nice weather today"], ["nice weather today"], ["haha ok"]], [], []),
+    "chit-chat zh": (
+        [["今天天气不错"], ["今天天气不错"]], [], []),
+    "repetition across sessions writes one fact": (
+        [["I mainly use Python for work"], ["I mainly use Python, by the way"]],
+        ["The user mainly programs in Python"], []),
+    "repetition of a free statement": (
+        [["I have two cats named Tom and Jerry"], ["I have two cats named Tom and Jerry"]],
+        ["The user has two cats named Tom and Jerry"], []),
+    "said once is not remembered": (
+        [["I mainly use Python for work"]], [], []),
+    "repetition within one session is not repetition": (
+        [["I have two cats", "I have two cats"]], [], []),
+    "passing states are not facts": (
+        [["I'm tired today"], ["I'm tired today"]], [], []),
+    "ended fact (C15)": (
+        [["remember I drink green tea every morning"], ["I quit green tea."],
+         ["remember I switched to black coffee"]],
+        ["The user drinks black coffee in the morning"],
+        ["The user drinks green tea in the morning"]),
+    "correction writes at once": (
+        [["No, I live in Linz, not Graz"]], ["The user lives in Linz"], []),
+    "correction zh": (
+        [["不对，我住在上海"]], ["用户住在上海"], []),
+    "a new allergy adds, not replaces": (
+        [["remember I'm allergic to peanuts"], ["remember I'm allergic to shellfish"]],
+        ["The user is allergic to peanuts", "The user is allergic to shellfish"], []),
+    "question states nothing": (
+        [["remember I live in Graz"], ["Do I live in Linz?"]], ["The user lives in Graz"], []),
+    "several facts in one Chinese request (C08)": (
+        [["记住：我叫李明，我在成都做护士，我不吃辣"]],
+        ["称呼用户为李明", "用户的职业是护士", "用户不吃辣"], []),
+}
+
+
+async def run_sessions(h, sessions, user="alice"):
+    for n, session in enumerate(sessions):
+        if n:
+            await h.say("/new", user=user)
+            h.clock.advance(86400)
+        for text in session:
+            await h.say(text, user=user)
+
+
+async def facts_of(h, user="alice"):
+    u = await h.store.find_user("console", user)
+    active = await h.store.list_facts(u.id, [FactStatus.ACTIVE])
+    old = await h.store.list_facts(u.id, [FactStatus.SUPERSEDED])
+    return active, old
+
+
+@pytest.mark.parametrize("name", list(CASES))
+async def test_write_policy(harness, name):
+    sessions, want_active, want_superseded = CASES[name]
+    await run_sessions(harness, sessions)
+    active, old = await facts_of(harness)
+    assert sorted(f.text for f in active) == sorted(want_active)
+    assert sorted(f.text for f in old) == sorted(want_superseded)
+    for fact in old:  # superseded facts keep their dates, as history
+        assert fact.valid_to is not None and fact.valid_to > fact.valid_from
+
+
+async def test_restating_never_reduces_facts_and_counts_confirmations(harness):
+    await run_sessions(harness, [["remember I'm allergic to peanuts", "remember I live in Graz"],
+                                 ["remember I'm allergic to peanuts"], ["I live in Graz"]])
+    active, _ = await facts_of(harness)
+    assert len(active) == 2
+    by_text = {f.text: f for f in active}
+    assert by_text["The user is allergic to peanuts"].confirmations == 2
+    assert by_text["The user lives in Graz"].confirmations == 2
+
+
+async def test_supersession_dates_come_from_the_messages(harness):
+    await run_sessions(harness, [["remember I mainly use Python"], ["I switched to Go"]])
+    active, old = await facts_of(harness)
+    assert active[0].valid_from == old[0].valid_to
+    assert (active[0].valid_from - old[0].valid_from).days >= 1
+
+
+async def test_relative_dates_are_resolved_against_the_message_time(harness):
+    # the harness clock starts on 2026-11-30 09:00 UTC
+    await harness.say("remember my exam is tomorrow")
+    await harness.say("记住我下周五去北京出差")
+    active, _ = await facts_of(harness)
+    texts = sorted(f.text for f in active)
+    assert texts == ["The user's exam is on 2026-12-01", "用户2026-12-11去北京出差"]
+
+
+async def test_time_zone_of_the_user_is_used(harness):
+    harness.clock.advance(11 * 3600)  # 2026-11-30 20:00 UTC = 2026-12-01 04:00 in Shanghai
+    assert "Asia/Shanghai" in (await harness.say("/timezone Asia/Shanghai"))[0]
+    assert "not a time zone" in (await harness.say("/timezone Mars/Olympus"))[0]
+    await harness.say("remember my flight is tomorrow")
+    active, _ = await facts_of(harness)
+    assert active[0].text == "The user's flight is on 2026-12-02"
+
+
+async def test_over_long_request_is_condensed_not_stored_whole(harness):
+    lease = ("Remember this: my lease at 12 Elm Street runs until 2027-03-31, the rent is $1,450 "
+             "a month, the deposit was two months, pets are allowed with written consent, "
+             "and the landlord must give 60 days notice. " * 20)
+    await harness.say(lease)
+    active, _ = await facts_of(harness)
+    assert len(active) == 1
+    text = active[0].text
+    assert len(text.split()) <= 20 and len(text) <= 200
+    assert "12 Elm Street" in text or "2027-03-31" in text
+
+
+async def test_the_assistants_words_never_become_facts(tmp_path, clock):
+    class Suggests:
+        name = "scripted"
+
+        async def complete(self, **kw):
+            from memory.types import ModelReply
+            return ModelReply("Remember that you love sushi and you live in Paris. I'm vegan.",
+                              "scripted")
+
+    h = await make_harness(tmp_path, clock, model=Suggests())
+    try:
+        for session in (["what should I eat?"], ["ok"], ["what should I eat?"]):
+            for text in session:
+                await h.say(text)
+            await h.say("/new")
+        u = await h.store.find_user("console", "alice")
+        assert await h.store.list_facts(u.id, list(FactStatus)) == []
+        sessions = await h.store.session_turns(1)
+        assert any(t.role is Role.ASSISTANT for t in sessions)
+    finally:
+        await h.store.close()
+
+
+async def test_a_redacted_secret_is_not_turned_into_a_fact(harness):
+    replies = await harness.say("remember that my key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz")
+    active, _ = await facts_of(harness)
+    assert active == []
+    assert "did not keep the api key" in replies[-1]
+
+
+async def test_history_is_recalled_only_for_questions_about_the_past(harness):
+    await run_sessions(harness, [["remember I mainly use Python"], ["I switched to Go"]])
+    u = await harness.store.find_user("console", "alice")
+    ctx = await harness.memory.context(harness.message("x"))
+    now = await harness.memory.recall(ctx, "which programming language do I use: Python or Go?",
+                                      touch=False)
+    past = await harness.memory.recall(ctx, "which language did I use before, Python?",
+                                       touch=False)
+    now_facts = [i.text for i in now.blocks.items if i.kind.value == "fact"]
+    past_facts = [i.text for i in past.blocks.items if i.kind.value == "fact"]
+    assert any("Go" in t for t in now_facts) and not any("Python" in t for t in now_facts)
+    assert any("Python" in t and "no longer current" in t for t in past_facts)
+    assert u is not None
+
+
+async def test_memories_all_shows_history_with_dates(harness):
+    await run_sessions(harness, [["remember I mainly use Python"], ["I switched to Go"]])
+    listing = (await harness.say("/memories all"))[0]
+    assert "1. The user mainly programs in Go (2026-12-01, private chat)" in listing
+    assert "Superseded and archived:\n2. The user mainly programs in Python (valid 2026-11-30 to 2026-12-01)" in listing
+
+
+async def test_notes_tell_the_user_what_changed(harness):
+    assert (await harness.say("remember I live in Graz"))[0] == "Noted: The user lives in Graz"
+    await harness.say("/new")
+    reply = await harness.say("I moved to Linz")
+    assert reply[0] == "Updated: The user lives in Linz (before: The user lives in Graz)"
+
+
+async def test_bulk_forget_deletes_every_fact_in_one_go(harness):
+    u = await harness.memory.context(harness.message("hi"))
+    for i in range(250):
+        await harness.store.add_fact(
+            user_id=u.user.id, kind="note", text=f"fact number {i}", topic=None,
+            origin=u.thread, source_turn_ids=[], lang="en", scope=u.scope, now=harness.clock.now())
+    await harness.say("remember I live in Graz")
+    await harness.say("/forget all")
+    reply = (await harness.say("yes"))[0]
+    assert "251 fact(s)" in reply
+    active, _ = await facts_of(harness)
+    assert active == []
