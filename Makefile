@@ -14,7 +14,7 @@ $(VENV): pyproject.toml
 	touch $(VENV)
 
 run: $(VENV)
-	$(BIN)/memory-bot console $(ARGS)
+	@$(BIN)/memory-bot console $(ARGS)
 
 test: $(VENV)
 	$(BIN)/lint-imports

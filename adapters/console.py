@@ -68,7 +68,11 @@ async def run_console(
         if interactive:
             stdout.write("you> ")
             stdout.flush()
-        line = await queue.get()
+        try:
+            line = await queue.get()
+        except asyncio.CancelledError:  # Ctrl-C: the caller still finishes pending work
+            write("\nGoodbye.")
+            raise
         if line is None:
             write("Goodbye.")
             return

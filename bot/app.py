@@ -2,7 +2,9 @@
 
 Only ``bot/`` reads the environment, configures logging or owns the event loop. Start-up order:
 SQLite (migrations), the embedder, the LanceDB index of that embedder, reconcile the index with
-SQLite, run consolidation work left over from a previous run; then adapters may take input.
+SQLite, run consolidation work left over from a previous run; then :meth:`App.start` starts the
+scheduler, closes sessions that went idle while the process was down and watches the others
+(``bot/scheduler.py``); then adapters may take input.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from pathlib import Path
 from adapters.embedders import make_embedder
 from adapters.models import OfflineChatModel
 from bot.engine import ConversationEngine
+from bot.scheduler import MemoryScheduler
 from bot.settings import Settings
-from memory.ports import Clock, Embedder, SystemClock
+from memory.errors import ConfigError
+from memory.ports import ChatModel, Clock, Embedder, SystemClock
 from memory.service import MemoryConfig, MemoryService
 from memory.stores.lancedb import LanceIndex
 from memory.stores.sqlite import SQLiteStore
@@ -26,19 +30,35 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class App:
-    """The running product: stores, memory service and conversation engine."""
+    """The running product: stores, memory service, conversation engine and scheduler."""
 
     settings: Settings
     store: SQLiteStore
     index: LanceIndex
     memory: MemoryService
     engine: ConversationEngine
+    scheduler: MemoryScheduler | None = None
+
+    async def start(self) -> None:
+        """Start the scheduler and run the start-up work (once, even if called twice; see
+        :meth:`MemoryScheduler.start`). Call it inside the running loop before taking input.
+
+        Raises:
+            ConfigError: scheduled jobs would not run on this event loop.
+        """
+        if self.scheduler is not None:
+            await self.scheduler.start()
 
     async def aclose(self) -> None:
-        """Finish pending consolidation and close the stores."""
+        """Stop the scheduler, finish pending consolidation and close the stores."""
         try:
+            if self.scheduler is not None:
+                await self.scheduler.shutdown()
             await self.engine.shutdown()
         finally:
+            close_model = getattr(self.engine.model, "aclose", None)
+            if close_model is not None:
+                await close_model()
             await self.index.close()
             await self.store.close()
 
@@ -51,16 +71,37 @@ def memory_config(settings: Settings) -> MemoryConfig:
         top_k=settings.semantic_top_k,
         threshold=settings.similarity_threshold,
         budget_tokens=settings.memory_token_budget,
+        default_timezone=settings.default_timezone,
     )
 
 
-def build_model(settings: Settings):
-    """Return the chat model for ``LLM_PROVIDER`` (the offline model until the Claude and
-    OpenAI-compatible adapters land; a warning says so when a key is configured)."""
+def build_model(settings: Settings) -> ChatModel:
+    """Return the chat model for ``LLM_PROVIDER`` (``auto``: Claude when ``ANTHROPIC_API_KEY``
+    is set, else an OpenAI-compatible server when ``OPENAI_BASE_URL`` is set, else offline).
+
+    Raises:
+        ConfigError: the OpenAI-compatible provider is chosen without ``OPENAI_MODEL``.
+    """
     provider = settings.resolved_llm_provider()
-    if provider != "offline":
-        log.warning("LLM_PROVIDER resolves to %s, but that adapter is not built yet; "
-                    "using the offline model", provider)
+    if provider == "anthropic":
+        from adapters.llm.anthropic import AnthropicChatModel
+
+        assert settings.anthropic_api_key is not None  # checked by resolved_llm_provider/Settings
+        return AnthropicChatModel(api_key=settings.anthropic_api_key.get_secret_value(),
+                                  base_url=settings.anthropic_base_url,
+                                  model=settings.anthropic_model,
+                                  consolidation_model=settings.consolidation_model)
+    if provider == "openai":
+        from adapters.llm.openai_compat import OpenAICompatChatModel
+
+        assert settings.openai_base_url is not None
+        if not settings.openai_model:
+            raise ConfigError("invalid setting: OPENAI_MODEL: needed with an OpenAI-compatible "
+                              f"server (OPENAI_BASE_URL={settings.openai_base_url})")
+        key = settings.openai_api_key
+        return OpenAICompatChatModel(base_url=settings.openai_base_url,
+                                     model=settings.openai_model,
+                                     api_key=key.get_secret_value() if key else None)
     return OfflineChatModel()
 
 
@@ -87,6 +128,7 @@ async def build_app(
     """
     folder = Path(data_dir or settings.data_dir)
     folder.mkdir(parents=True, exist_ok=True)
+    model = model or build_model(settings)  # a ConfigError here leaves nothing open
     embedder = embedder or make_embedder(settings.embedder)
     store = await SQLiteStore.open(folder / "memory.db")
     try:
@@ -98,9 +140,13 @@ async def build_app(
     memory = MemoryService(store=store, index=index, embedder=embedder,
                            counter=HeuristicTokenCounter(), clock=clock or SystemClock(),
                            config=memory_config(settings))
+    scheduler = MemoryScheduler(memory=memory, idle_timeout_seconds=settings.idle_timeout_seconds,
+                                expire_days=settings.memory_expire_days,
+                                retention_days=settings.raw_turn_retention_days)
     engine = ConversationEngine(memory=memory, model=model or build_model(settings),
-                                max_tokens=settings.max_tokens)
-    app = App(settings=settings, store=store, index=index, memory=memory, engine=engine)
+                                max_tokens=settings.max_tokens, on_turn=scheduler.on_turn)
+    app = App(settings=settings, store=store, index=index, memory=memory, engine=engine,
+              scheduler=scheduler)
     added, removed = await memory.reconcile()
     done = await memory.consolidate_pending()
     log.info("app started data_dir=%s embedder=%s reconciled=+%d/-%d pending_done=%d",

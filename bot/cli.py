@@ -101,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         log.exception("command failed")
         print(f"memory-bot: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        return 1
+    except KeyboardInterrupt:  # Ctrl-C: pending work was finished or durably recorded
+        return 130
     return 2
 
 
@@ -114,6 +114,7 @@ async def _console(settings, user: str) -> int:
     banner = (f"memory-bot console - user {user} - model {app.engine.model.name} - "
               f"type /help for commands, /quit to leave")
     try:
+        await app.start()  # overdue sessions close before any input is read
         await run_console(app.engine.handle, user=user, banner=banner)
     finally:
         try:

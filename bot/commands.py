@@ -7,6 +7,7 @@ lines. Commands that destroy data ask for confirmation through ``engine.pending`
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 
 from memory.service import Context
 from memory.text import normalise
@@ -22,6 +23,7 @@ Commands:
 /memories [all|episodes] - what I know about you
 /forget N | <words> | all - delete a fact, or everything (asks to confirm)
 /memory_off, /memory_on - stop or resume remembering you
+/stats - your model usage and its cost
 /help - this text"""
 
 
@@ -56,7 +58,8 @@ async def cmd_why(engine, ctx: Context, arg: str) -> list[str]:
              f"(model: {record['model']})."]
     for n, item in enumerate(record["items"], start=1):
         source = (f"conversation of {item['created_at'][:10]} (session {item['session_id']})"
-                  if item["session_id"] is not None else f"noted {(item['created_at'] or '')[:10]}")
+                  if item["session_id"] is not None
+                  else f"facts, noted {(item['created_at'] or '')[:10]}")
         pin = ", pinned as the last conversation" if item["pinned"] else ""
         lines.append(f"{n}. [{item['kind']}] score {item['score']:.2f}, {item['tokens']} tokens, "
                      f"from the {source}{pin}: {item['text'].lstrip('- ')}")
@@ -114,9 +117,11 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
         return [f"This will {description}. It cannot be undone. Reply yes to confirm."]
     if arg.isdigit():
         n = int(arg)
-        if not 1 <= n <= len(facts):
+        listed = facts + [f for f in await memory.facts_for(ctx.user.id, history=True)
+                          if f.status is not FactStatus.ACTIVE]  # numbered as in /memories all
+        if not 1 <= n <= len(listed):
             return [f"There is no fact number {n}; /memories lists {len(facts)}."]
-        fact = facts[n - 1]
+        fact = listed[n - 1]
         await memory.forget_fact(ctx.user.id, fact.id)
         return [f"Forgotten: {fact.text}"]
     words = normalise(arg)
@@ -149,6 +154,31 @@ async def cmd_memory_on(engine, ctx: Context, arg: str) -> list[str]:
     return ["Memory is on again. What you saved before is recalled again."]
 
 
+async def cmd_stats(engine, ctx: Context, arg: str) -> list[str]:
+    from bot.usage import STATS_DAYS, render_stats, utc_day
+
+    now = engine.memory.clock.now()
+    rows = await engine.memory.store.model_usage(
+        ctx.user.id, since_day=utc_day(now - timedelta(days=STATS_DAYS - 1)))
+    return [render_stats(rows, today=now)]
+
+
+async def cmd_timezone(engine, ctx: Context, arg: str) -> list[str]:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    name = arg.strip()
+    if not name:
+        current = ctx.user.timezone or engine.memory.config.default_timezone
+        return [f"Your time zone is {current}. Set another with /timezone NAME, e.g. "
+                "/timezone Europe/Vienna."]
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return [f"\"{name}\" is not a time zone I know; use an IANA name such as Asia/Shanghai."]
+    await engine.memory.store.set_timezone(ctx.user.id, name)
+    return [f"Time zone set to {name}: dates like \"tomorrow\" are read in it from now on."]
+
+
 async def cmd_not_yet(engine, ctx: Context, arg: str) -> list[str]:
     return ["That command is not available in this version yet."]
 
@@ -163,8 +193,8 @@ COMMANDS: dict[str, Callable] = {
     "memory_off": cmd_memory_off,
     "memory_on": cmd_memory_on,
     "export": cmd_not_yet,
-    "stats": cmd_not_yet,
-    "timezone": cmd_not_yet,
+    "stats": cmd_stats,
+    "timezone": cmd_timezone,
 }
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from bot.usage import record_usage
 from memory.assembly import assemble
 from memory.episodes import is_end_phrase
 from memory.errors import ModelError
@@ -24,6 +25,9 @@ from memory.text import language_of
 from memory.types import IncomingMessage, ThreadKey
 
 log = logging.getLogger(__name__)
+
+MODEL_DOWN_REPLY = ("I can't reach the model right now; your message is saved. "
+                    "Please try again in a moment.")
 
 
 @dataclass
@@ -42,12 +46,16 @@ class ConversationEngine:
         memory: the memory service.
         model: the chat model (offline, Claude, or OpenAI-compatible).
         max_tokens: output token cap per reply (``MAX_TOKENS``).
+        on_turn: awaited after every handled message, still under the thread's lock (the app
+            reschedules the thread's idle job with it); must not raise.
     """
 
-    def __init__(self, *, memory: MemoryService, model: ChatModel, max_tokens: int = 1024) -> None:
+    def __init__(self, *, memory: MemoryService, model: ChatModel, max_tokens: int = 1024,
+                 on_turn: Callable[[Context], Awaitable[None]] | None = None) -> None:
         self.memory = memory
         self.model = model
         self.max_tokens = max_tokens
+        self.on_turn = on_turn
         self._locks: dict[ThreadKey, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.pending: dict[tuple[int, int], PendingConfirmation] = {}
 
@@ -59,15 +67,21 @@ class ConversationEngine:
         """
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
-            text = msg.text.strip()
-            key = (ctx.thread.id, ctx.user.id)
-            if key in self.pending:
-                pending = self.pending.pop(key)
-                if text.lower() in {"yes", "y", "是", "确认"}:
-                    return [await pending.action()]
-                cancelled = [f"Cancelled: {pending.description}."]
-                return cancelled + await self._dispatch(ctx, msg, text)
-            return await self._dispatch(ctx, msg, text)
+            try:
+                text = msg.text.strip()
+                key = (ctx.thread.id, ctx.user.id)
+                if key in self.pending:
+                    pending = self.pending.pop(key)
+                    if text.lower() in {"yes", "y", "是", "确认"}:
+                        return [await pending.action()]
+                    cancelled = [f"Cancelled: {pending.description}."]
+                    if text.lower().strip(".!") in {"no", "n", "cancel", "不", "不要", "取消", "算了"}:
+                        return cancelled  # the answer to the question, not a new message
+                    return cancelled + await self._dispatch(ctx, msg, text)
+                return await self._dispatch(ctx, msg, text)
+            finally:
+                if self.on_turn is not None:
+                    await self.on_turn(ctx)
 
     async def _dispatch(self, ctx: Context, msg: IncomingMessage, text: str) -> list[str]:
         from bot.commands import run_command
@@ -111,9 +125,10 @@ class ConversationEngine:
             log.info("duplicate message ignored thread=%s turn=%s", ctx.thread.id, turn.id)
             return []
         notes: list[str] = []
-        outcome = await self.memory.remember(ctx, turn)
-        if outcome is not None:
-            notes.append(_fact_note(outcome, lang))
+        for outcome in await self.memory.remember(ctx, turn):
+            note = _fact_note(outcome, lang)
+            if note:
+                notes.append(note)
         recall = await self.memory.recall(ctx, cleaned.text, exclude_session_id=turn.session_id)
         window = await self.memory.working_memory(ctx)
         working_tokens = sum(self.memory.counter.count(t.text) for t in window)
@@ -128,8 +143,8 @@ class ConversationEngine:
                                               max_tokens=self.max_tokens)
         except ModelError as exc:
             log.warning("model call failed thread=%s: %s", ctx.thread.id, exc)
-            return notes + ["Sorry, the language model is not answering right now; your message "
-                            "is saved, please try again in a moment."]
+            return notes + [MODEL_DOWN_REPLY]
+        await record_usage(self.memory.store, ctx.user.id, reply, self.memory.clock.now())
         answer = reply.text.strip()
         if answer:
             await self.memory.record_assistant_turn(
@@ -155,11 +170,19 @@ class ConversationEngine:
 
 
 def _fact_note(outcome, lang: str) -> str:
+    """One line telling the user what their turn changed in semantic memory ("" for nothing
+    worth saying: candidates, and confirmations they did not ask for)."""
     zh = lang == "zh"
-    if outcome.status == "too_long":
-        return ("这段太长了，没法作为一条记忆保存（最多 300 字）。请说得简短些。" if zh else
-                "That is too long to keep as one memory (300 characters at most); "
-                "please say it in a sentence.")
-    if outcome.status == "confirmed":
-        return f"我已经记着了：{outcome.fact.text}" if zh else f"I already had that: {outcome.fact.text}"
-    return f"记住了：{outcome.fact.text}" if zh else f"Noted: {outcome.fact.text}"
+    fact = outcome.fact
+    if outcome.status == "written":
+        return f"记住了：{fact.text}" if zh else f"Noted: {fact.text}"
+    if outcome.status == "superseded":
+        before = outcome.previous.text if outcome.previous else ""
+        return (f"已更新：{fact.text}（之前：{before}）" if zh
+                else f"Updated: {fact.text} (before: {before})")
+    if outcome.status == "ended":
+        return f"记下了，这条不再成立：{fact.text}" if zh else f"Noted that this no longer holds: {fact.text}"
+    if outcome.status == "confirmed" and outcome.explicit:
+        return f"我已经记着了：{fact.text}" if zh else f"I already had that: {fact.text}"
+    return ""
+

@@ -114,7 +114,7 @@ class Settings(BaseSettings):
     anthropic_base_url: str | None = _setting(
         None, "URL", "Anthropic API endpoint; unset = the SDK default.")
     anthropic_model: str = _setting(
-        "claude-sonnet-4-5", "model name", "Claude model that writes the replies.")
+        "claude-sonnet-5-5", "model name", "Claude model that writes the replies.")
     consolidation_model: str = _setting(
         "claude-haiku-4-5", "model name",
         "Claude model that summarises sessions and extracts facts in the background.")

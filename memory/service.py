@@ -15,9 +15,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from memory.episodes import summarise_session
-from memory.facts import explicit_fact
+from memory.lifecycle import (
+    IdleCheck,
+    MaintenanceReport,
+    expiry_cutoff,
+    facts_to_archive,
+    idle_cutoff,
+    idle_deadline,
+    is_idle,
+    retention_cutoff,
+)
 from memory.ports import Clock, Embedder, ScopeFilter, SearchIndex, TokenCounter
-from memory.recall import MemoryBlocks, pack, rank_hits
+from memory.recall import MemoryBlocks, asks_about_the_past, pack, rank_hits
+from memory.semantic import FactOutcome, SemanticWriter
 from memory.stores.sqlite import ForgetResult, RoundDraft, SQLiteStore, ThreadRow, UserRow
 from memory.text import language_of, normalise, search_text
 from memory.types import (
@@ -51,6 +61,7 @@ class MemoryConfig:
         threshold: minimum recall score in [0, 1] (``memory.recall``).
         budget_tokens: tokens for all memory blocks of one prompt.
         episode_summary_tokens: tokens of an offline episode summary.
+        default_timezone: IANA zone for users who set none (relative dates in facts).
     """
 
     max_working_messages: int = 30
@@ -59,6 +70,7 @@ class MemoryConfig:
     threshold: float = 0.30
     budget_tokens: int = 1000
     episode_summary_tokens: int = 60
+    default_timezone: str = "UTC"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,14 +86,6 @@ class Context:
         if self.thread.chat_kind is ChatKind.PRIVATE:
             return f"user:{self.user.id}"
         return f"thread:{self.thread.id}"
-
-
-@dataclass(frozen=True, slots=True)
-class FactOutcome:
-    """What an explicit memory request did: ``written``, ``confirmed`` or ``too_long``."""
-
-    status: str
-    fact: Fact | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +108,14 @@ def _date(value: datetime) -> str:
     return value.strftime("%Y-%m-%d")
 
 
+def _fact_line(fact: Fact) -> str:
+    """A fact as rendered in the memory block, with the dates it was true."""
+    if fact.status is FactStatus.ACTIVE:
+        return f"- {fact.text} (since {_date(fact.valid_from)})"
+    until = _date(fact.valid_to) if fact.valid_to else "?"
+    return f"- {fact.text} (from {_date(fact.valid_from)} until {until}; no longer current)"
+
+
 class MemoryService:
     """Front door of the memory core. Services are given their ports; none are built here."""
 
@@ -123,6 +135,7 @@ class MemoryService:
         self.counter = counter
         self.clock = clock
         self.config = config
+        self.semantic = SemanticWriter(store=store, embedder=embedder)
 
     # ----------------------------------------------------------------- identities and turns
 
@@ -176,32 +189,27 @@ class MemoryService:
 
     # ----------------------------------------------------------------- semantic memory
 
-    async def remember(self, ctx: Context, turn: Turn) -> FactOutcome | None:
-        """Write the fact an explicit request in ``turn`` asks for, before the next input.
+    async def remember(self, ctx: Context, turn: Turn) -> list[FactOutcome]:
+        """Apply the semantic write policy (``memory.semantic``) to a user's turn, before the
+        next input of the thread is handled, and bring the index in step.
 
         Returns:
-            None when the turn is no explicit request (or memory is off); otherwise the outcome.
-            An exact restatement of an active fact confirms it instead of adding a twin.
+            What happened, one outcome per decision (empty when memory is off, for assistant
+            turns, and for turns that hold nothing to remember).
         """
         if turn.role is not Role.USER or not ctx.user.memory_enabled:
-            return None
-        draft = explicit_fact(turn.text)
-        if draft is None:
-            return None
-        if draft.too_long:
-            return FactOutcome("too_long")
-        now = self.clock.now()
-        for fact in await self.store.list_facts(ctx.user.id, [FactStatus.ACTIVE]):
-            if normalise(fact.text) == normalise(draft.text) and self._fact_scope(fact) == ctx.scope:
-                await self.store.confirm_fact(fact.id, turn.id, now)
-                return FactOutcome("confirmed", fact)
-        fact = await self.store.add_fact(
-            user_id=ctx.user.id, kind=draft.kind, text=draft.text, topic=None,
-            origin=ctx.thread, source_turn_ids=[turn.id], lang=draft.lang, scope=ctx.scope,
-            now=now,
-        )
-        await self.index.upsert(await self._fact_items([(fact, ctx.scope)]))
-        return FactOutcome("written", fact)
+            return []
+        outcomes = await self.semantic.on_user_turn(
+            user_id=ctx.user.id, scope=ctx.scope, thread=ctx.thread, turn=turn,
+            tz=ctx.user.timezone or self.config.default_timezone, now=self.clock.now())
+        changed = {o.fact.id for o in outcomes if o.fact and o.status in
+                   ("written", "superseded", "ended")}
+        changed |= {o.previous.id for o in outcomes if o.previous is not None}
+        if changed:
+            facts = await self.store.get_facts(changed)
+            await self.index.upsert(await self._fact_items(
+                [(f, self._fact_scope(f)) for f in facts.values()]))
+        return outcomes
 
     @staticmethod
     def _fact_scope(fact: Fact) -> str:
@@ -408,7 +416,8 @@ class MemoryService:
         vector = await self.embedder.embed_query(query)
         hits = await self.index.search(
             vector=vector, text=search_text(query),
-            where=ScopeFilter(scope=ctx.scope, owner=str(ctx.user.id)), limit=limit,
+            where=ScopeFilter(scope=ctx.scope, owner=str(ctx.user.id),
+                              include_history=asks_about_the_past(query)), limit=limit,
         )
         ranked = rank_hits(hits, self.embedder.calibration, threshold=self.config.threshold,
                            cjk=language_of(query) == "zh")
@@ -438,7 +447,7 @@ class MemoryService:
         for hit, score in ranked:
             if hit.kind is ItemKind.FACT and hit.item_id in facts:
                 fact = facts[hit.item_id]
-                text = f"- {fact.text} (noted {_date(fact.valid_from)})"
+                text = _fact_line(fact)
                 out.append(RecalledItem(hit.key, hit.kind, text, score, self.counter.count(text),
                                         fact.source_turn_ids, None, fact.created_at))
             elif hit.kind is ItemKind.EPISODE and hit.item_id in episodes:
@@ -490,3 +499,112 @@ class MemoryService:
             await self.index.delete(list(result.index_keys))
             await self.index.compact()
         await self.store.purge_free_space()
+
+    # ----------------------------------------------------------------- life cycle (issue 7)
+
+    async def close_if_idle(self, thread_id: int, *, timeout_seconds: float) -> IdleCheck:
+        """Close the thread's open session if it is idle now (``memory.lifecycle.is_idle`` on
+        this service's clock) and consolidate it; the close is conditional in SQL, so a turn
+        stored meanwhile keeps the session open.
+
+        Args:
+            thread_id: the thread's row id.
+            timeout_seconds: ``IDLE_TIMEOUT_SECONDS``.
+
+        Returns:
+            Whether it closed the session, or the open session's idle deadline (aware UTC).
+        """
+        session = await self.store.open_session(thread_id)
+        if session is None:
+            return IdleCheck(closed=False)
+        now = self.clock.now()
+        if is_idle(session.last_turn_at, timeout_seconds, now):
+            closed = await self.store.close_session_if_idle(
+                session.id, last_turn_before=idle_cutoff(now, timeout_seconds), at=now)
+            if closed:
+                await self.consolidate_pending(thread_id=thread_id)
+                return IdleCheck(closed=True)
+            session = await self.store.open_session(thread_id)  # a turn came in meanwhile
+            if session is None:
+                return IdleCheck(closed=False)
+        return IdleCheck(closed=False,
+                         deadline=idle_deadline(session.last_turn_at, timeout_seconds))
+
+    async def close_idle_sessions(self, *, timeout_seconds: float
+                                  ) -> tuple[int, list[tuple[int, datetime]]]:
+        """Start-up: close (and consolidate) every open session that went idle while the
+        process was down.
+
+        Returns:
+            ``(closed, open)``: the number closed now, and ``(thread_id, idle deadline)`` of
+            every session still open (aware UTC), for the scheduler to watch.
+        """
+        closed, still_open = 0, []
+        for session in await self.store.open_sessions():
+            check = await self.close_if_idle(session.thread_id, timeout_seconds=timeout_seconds)
+            if check.closed:
+                closed += 1
+            elif check.deadline is not None:
+                still_open.append((session.thread_id, check.deadline))
+        return closed, still_open
+
+    async def archive_unused_facts(self, *, expire_days: int) -> int:
+        """Archive the active facts neither recalled nor confirmed for ``expire_days`` days
+        (``memory.lifecycle.facts_to_archive``) and rewrite their index rows with status
+        ``archived``, so recall (which asks for active facts) no longer finds them. They stay
+        listed by ``/memories all`` and deletable.
+
+        Returns:
+            The number of facts archived (0 when ``expire_days`` is 0).
+        """
+        now = self.clock.now()
+        cutoff = expiry_cutoff(now, expire_days)
+        if cutoff is None:
+            return 0
+        due = facts_to_archive(await self.store.stale_facts(cutoff), now=now,
+                               expire_days=expire_days)
+        archived = await self.store.archive_facts([f.id for f in due], cutoff=cutoff, now=now)
+        for start in range(0, len(archived), 256):
+            await self.index.upsert(await self._fact_items(archived[start:start + 256]))
+        return len(archived)
+
+    async def delete_old_turns(self, *, retention_days: int) -> ForgetResult:
+        """Retention: delete consolidated turns older than ``retention_days`` days with the
+        rounds that hold them, from SQLite and the index (such rounds are no longer
+        recallable; episodes stay).
+
+        Returns:
+            What was removed (zero counts when ``retention_days`` is 0).
+        """
+        cutoff = retention_cutoff(self.clock.now(), retention_days)
+        if cutoff is None:
+            return ForgetResult(0, 0, 0, 0, ())
+        result = await self.store.delete_consolidated_turns(cutoff, self.clock.now())
+        await self.index.delete(list(result.index_keys))
+        return result
+
+    async def run_maintenance(self, *, expire_days: int, retention_days: int
+                              ) -> MaintenanceReport:
+        """The daily maintenance: catch up pending consolidation, archive unused facts, apply
+        turn retention, compact the index (old versions removed), checkpoint the WAL when
+        something was deleted, ``PRAGMA optimize``. Logs the counts.
+
+        Args:
+            expire_days: ``MEMORY_EXPIRE_DAYS`` (days; 0 = never archive).
+            retention_days: ``RAW_TURN_RETENTION_DAYS`` (days; 0 = keep turns).
+        """
+        started = time.perf_counter()
+        consolidated = await self.consolidate_pending()
+        archived = await self.archive_unused_facts(expire_days=expire_days)
+        removed = await self.delete_old_turns(retention_days=retention_days)
+        await self.index.compact()
+        if removed.turns:
+            await self.store.purge_free_space()
+        await self.store.optimize()
+        report = MaintenanceReport(consolidated=consolidated, archived_facts=archived,
+                                   deleted_turns=removed.turns, deleted_rounds=removed.rounds,
+                                   elapsed_s=time.perf_counter() - started)
+        log.info("maintenance done consolidated=%d archived_facts=%d deleted_turns=%d "
+                 "deleted_rounds=%d s=%.2f", report.consolidated, report.archived_facts,
+                 report.deleted_turns, report.deleted_rounds, report.elapsed_s)
+        return report

@@ -121,6 +121,8 @@ class Fact:
     origin_title: str | None
     source_turn_ids: tuple[int, ...]
     lang: str  # "en" or "zh"
+    value: str | None = None  # normalised topic value ("graz"; "like"/"dislike" for opinions)
+    mode: str = "explicit"  # how it was written: explicit | correction | statement | repetition
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,7 +255,12 @@ class ChatMessage:
 class ModelReply:
     """A language model's answer and what it cost.
 
-    Token counts are as reported by the provider (0 when unknown).
+    Token counts are as reported by the provider (0 when unknown), summed over every attempt of
+    the call (a retried call pays for each try). ``input_tokens`` excludes cached input:
+    ``cache_creation_input_tokens`` were written to the provider's prompt cache,
+    ``cache_read_input_tokens`` were read from it. ``stop_reason`` is ``end_turn`` for a finished
+    reply and ``max_tokens`` for one cut off at the output limit (its text then ends with a
+    visible note); other provider values pass through.
     """
 
     text: str
@@ -261,6 +268,8 @@ class ModelReply:
     input_tokens: int = 0
     output_tokens: int = 0
     stop_reason: str | None = None
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,7 +103,7 @@ class HashingEmbedder:
 
     name = "hashing-256-v1"
     dim = 256
-    calibration = SimilarityCalibration(floor=0.0, ceiling=0.496)
+    calibration = SimilarityCalibration(floor=0.0, ceiling=0.496, duplicate=0.9)
 
     def __repr__(self) -> str:
         return f"HashingEmbedder(name={self.name!r}, dim={self.dim})"

@@ -33,8 +33,8 @@ class InMemoryIndex:
     def _visible(item: IndexItem, where: ScopeFilter) -> bool:
         if item.scope != where.scope:
             return False
-        return item.kind is not ItemKind.FACT or (item.owner == where.owner
-                                                  and item.status == "active")
+        return item.kind is not ItemKind.FACT or (
+            item.owner == where.owner and (where.include_history or item.status == "active"))
 
     async def search(
         self, *, vector: Sequence[float], text: str, where: ScopeFilter, limit: int

@@ -139,8 +139,9 @@ class LanceIndex:
 
     @staticmethod
     def _where(where: ScopeFilter) -> str:
+        status = "" if where.include_history else " AND status = 'active'"
         return (f"scope = {_quote(where.scope)} AND (kind != 'fact' OR "
-                f"(owner = {_quote(where.owner)} AND status = 'active'))")
+                f"(owner = {_quote(where.owner)}{status}))")
 
     async def search(
         self, *, vector: Sequence[float], text: str, where: ScopeFilter, limit: int

@@ -127,4 +127,41 @@ MIGRATIONS: tuple[str, ...] = (
         count INTEGER NOT NULL DEFAULT 0
     );
     """,
+    # 2: semantic memory: topic values, write mode, subject; candidates for repetition.
+    """
+    ALTER TABLE facts ADD COLUMN value TEXT;
+    ALTER TABLE facts ADD COLUMN mode TEXT NOT NULL DEFAULT 'explicit';
+    CREATE INDEX facts_topic ON facts(user_id, topic, status);
+    CREATE TABLE fact_candidates (
+        id INTEGER PRIMARY KEY,
+        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        scope TEXT NOT NULL,
+        topic TEXT,
+        value TEXT,
+        text TEXT NOT NULL,
+        norm TEXT NOT NULL,
+        lang TEXT NOT NULL,
+        vector BLOB,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        consumed_at TEXT
+    );
+    CREATE INDEX fact_candidates_user ON fact_candidates(user_id, scope, consumed_at);
+    """,
+    # 3: language-model usage and cost per user, UTC day and model (/stats).
+    """
+    CREATE TABLE model_usage (
+        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        day TEXT NOT NULL,
+        model TEXT NOT NULL,
+        calls INTEGER NOT NULL DEFAULT 0,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_creation_input_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_read_input_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_usd REAL,
+        PRIMARY KEY (user_id, day, model)
+    );
+    """,
 )

@@ -234,6 +234,11 @@ class SQLiteStore:
                 "UPDATE users SET memory_enabled = ? WHERE id = ?", (int(enabled), user_id)
             )
 
+    async def set_timezone(self, user_id: int, tz: str | None) -> None:
+        """Persist a user's IANA time zone (``/timezone``); None returns to the default."""
+        async with self._tx() as tx:
+            await tx.execute("UPDATE users SET timezone = ? WHERE id = ?", (tz, user_id))
+
     async def thread_for_key(
         self, key: ThreadKey, chat_kind: ChatKind, title: str | None, now: datetime
     ) -> ThreadRow:
@@ -547,7 +552,7 @@ class SQLiteStore:
             last_recalled_at=_dt(row["last_recalled_at"]), confirmations=row["confirmations"],
             origin_thread_id=row["origin_thread_id"], origin_kind=ChatKind(row["origin_kind"]),
             origin_title=row["origin_title"], source_turn_ids=_ids(row["source_turn_ids"]),
-            lang=row["lang"],
+            lang=row["lang"], value=row["value"], mode=row["mode"],
         )
 
     async def add_fact(
@@ -562,20 +567,87 @@ class SQLiteStore:
         lang: str,
         scope: str,
         now: datetime,
+        valid_from: datetime | None = None,
+        value: str | None = None,
+        mode: str = "explicit",
+        supersedes: Sequence[int] = (),
     ) -> Fact:
-        """Store a new active fact and return it."""
+        """Store a new active fact and return it; the facts in ``supersedes`` get
+        ``valid_to = valid_from`` and status ``superseded`` in the same transaction.
+
+        Raises:
+            StoreError: the text is empty or longer than ``memory.facts.MAX_FACT_CHARS`` (the
+                one length check every write path goes through).
+        """
+        from memory.facts import MAX_FACT_CHARS
+
+        if not text.strip() or len(text) > MAX_FACT_CHARS:
+            raise StoreError(f"fact text must be 1-{MAX_FACT_CHARS} characters, got {len(text)}")
+        since = valid_from or now
         async with self._tx() as tx:
             cur = await tx.execute(
                 "INSERT INTO facts (user_id, kind, text, topic, status, created_at, valid_from,"
                 " last_confirmed_at, origin_thread_id, origin_kind, origin_title, source_turn_ids,"
-                " lang, scope) VALUES (?,?,?,?,'active',?,?,?,?,?,?,?,?,?)",
-                (user_id, kind, text, topic, _ts(now), _ts(now), _ts(now), origin.id,
+                " lang, scope, value, mode) VALUES (?,?,?,?,'active',?,?,?,?,?,?,?,?,?,?,?)",
+                (user_id, kind, text, topic, _ts(now), _ts(since), _ts(now), origin.id,
                  origin.chat_kind.value, origin.title, json.dumps(list(source_turn_ids)), lang,
-                 scope),
+                 scope, value, mode),
             )
+            for old_id in supersedes:
+                await tx.execute(
+                    "UPDATE facts SET status = 'superseded', valid_to = ? WHERE id = ? AND "
+                    "user_id = ? AND status = 'active'", (_ts(since), old_id, user_id))
         facts = await self.get_facts([cur.lastrowid])
         log.info("fact written id=%s user=%s kind=%s", cur.lastrowid, user_id, kind)
         return facts[cur.lastrowid]
+
+    async def end_fact(self, fact_id: int, user_id: int, at: datetime) -> bool:
+        """Mark an active fact as no longer true ("I quit green tea"): status ``superseded``
+        with ``valid_to = at``, kept as history. Returns False when nothing changed."""
+        async with self._tx() as tx:
+            cur = await tx.execute(
+                "UPDATE facts SET status = 'superseded', valid_to = ? WHERE id = ? AND user_id = ?"
+                " AND status = 'active'", (_ts(at), fact_id, user_id))
+        return cur.rowcount > 0
+
+    async def active_facts(self, user_id: int, scope: str, *, topic: str | None = None
+                           ) -> list[Fact]:
+        """A user's active facts in one scope (optionally of one topic key), oldest first."""
+        sql = "SELECT * FROM facts WHERE user_id = ? AND scope = ? AND status = 'active'"
+        args: list = [user_id, scope]
+        if topic is not None:
+            sql += " AND topic = ?"
+            args.append(topic)
+        return [self._fact(r) for r in await self._all(sql + " ORDER BY id", args)]
+
+    async def add_candidate(
+        self, *, user_id: int, scope: str, topic: str | None, value: str | None, text: str,
+        norm: str, lang: str, vector: bytes | None, session_id: int, turn_id: int, now: datetime,
+    ) -> int:
+        """Record a statement that becomes a fact if it is repeated in another session."""
+        async with self._tx() as tx:
+            cur = await tx.execute(
+                "INSERT INTO fact_candidates (user_id, scope, topic, value, text, norm, lang, vector,"
+                " session_id, turn_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (user_id, scope, topic, value, text, norm, lang, vector, session_id, turn_id,
+                 _ts(now)))
+        return cur.lastrowid
+
+    async def open_candidates(self, user_id: int, scope: str, *, limit: int = 500) -> list[dict]:
+        """The user's unconsumed candidates in a scope, newest first (at most ``limit``)."""
+        rows = await self._all(
+            "SELECT * FROM fact_candidates WHERE user_id = ? AND scope = ? AND consumed_at IS NULL"
+            " ORDER BY id DESC LIMIT ?", (user_id, scope, limit))
+        return [dict(r) for r in rows]
+
+    async def consume_candidates(self, ids: Sequence[int], now: datetime) -> None:
+        """Mark candidates as used by a fact."""
+        if not ids:
+            return
+        marks = ",".join("?" * len(ids))
+        async with self._tx() as tx:
+            await tx.execute(f"UPDATE fact_candidates SET consumed_at = ? WHERE id IN ({marks})",
+                             (_ts(now), *ids))
 
     async def confirm_fact(self, fact_id: int, turn_id: int, now: datetime) -> None:
         """Record a restatement: bump ``last_confirmed_at`` and ``confirmations``; add the
@@ -711,6 +783,7 @@ class SQLiteStore:
                 await tx.execute("DELETE FROM episodes WHERE thread_id = ?", (thread_id,))
                 await tx.execute("DELETE FROM rounds WHERE thread_id = ?", (thread_id,))
             await tx.execute("DELETE FROM prompt_records WHERE user_id = ?", (user_id,))
+            await tx.execute("DELETE FROM fact_candidates WHERE user_id = ?", (user_id,))
             await tx.execute(
                 "INSERT INTO audit_log (at, user_id, action, count) VALUES (?, ?, 'forget_all', ?)",
                 (_ts(now), user_id, len(fact_ids) + len(all_episodes) + len(all_rounds)),
@@ -773,3 +846,183 @@ class SQLiteStore:
             raise StoreError(f"unknown table {table}")
         row = await self._one(f"SELECT count(*) AS n FROM {table}")
         return row["n"]
+
+    # ----------------------------------------------------------------- life cycle (issue 7)
+
+    async def open_sessions(self) -> list[SessionRow]:
+        """Every open session, oldest last turn first (start-up rebuild of the idle jobs)."""
+        rows = await self._all(
+            "SELECT * FROM sessions WHERE closed_at IS NULL ORDER BY last_turn_at, id")
+        return [self._session(r) for r in rows]
+
+    async def close_session_if_idle(self, session_id: int, *, last_turn_before: datetime,
+                                    at: datetime, reason: str = "idle") -> bool:
+        """Close a session only if it is still open and its last turn is at or before
+        ``last_turn_before`` (``now - IDLE_TIMEOUT_SECONDS``, see ``memory.lifecycle``), and
+        record its consolidation job, in one transaction: a turn stored meanwhile keeps it open.
+
+        Returns:
+            True when this call closed it.
+        """
+        async with self._tx() as tx:
+            cur = await tx.execute(
+                "UPDATE sessions SET closed_at = ?, close_reason = ? "
+                "WHERE id = ? AND closed_at IS NULL AND last_turn_at <= ?",
+                (_ts(at), reason, session_id, _ts(last_turn_before)),
+            )
+            if cur.rowcount == 0:
+                return False
+            await tx.execute(
+                "INSERT OR IGNORE INTO work (kind, session_id, created_at) VALUES ('close', ?, ?)",
+                (session_id, _ts(at)),
+            )
+        log.info("session closed id=%s reason=%s", session_id, reason)
+        return True
+
+    async def stale_facts(self, cutoff: datetime) -> list[Fact]:
+        """Active facts neither confirmed nor recalled after ``cutoff`` (expiry candidates;
+        the policy is ``memory.lifecycle.facts_to_archive``), oldest first."""
+        rows = await self._all(
+            "SELECT * FROM facts WHERE status = 'active' AND last_confirmed_at <= ? "
+            "AND (last_recalled_at IS NULL OR last_recalled_at <= ?) ORDER BY id",
+            (_ts(cutoff), _ts(cutoff)),
+        )
+        return [self._fact(r) for r in rows]
+
+    async def archive_facts(self, fact_ids: Sequence[int], *, cutoff: datetime,
+                            now: datetime) -> list[tuple[Fact, str]]:
+        """Set status ``archived`` on these facts if they are still active and still unused
+        since ``cutoff`` (a recall meanwhile keeps a fact active); ``valid_to`` stays unset
+        (an unused fact is not untrue). One audit row per user.
+
+        Returns:
+            The archived facts with their scopes (for their index rows).
+        """
+        if not fact_ids:
+            return []
+        archived: list[tuple[Fact, str]] = []
+        async with self._tx() as tx:
+            for start in range(0, len(fact_ids), 500):
+                chunk = list(fact_ids[start:start + 500])
+                marks = ",".join("?" * len(chunk))
+                where = (f"id IN ({marks}) AND status = 'active' AND last_confirmed_at <= ? "
+                         "AND (last_recalled_at IS NULL OR last_recalled_at <= ?)")
+                args = (*chunk, _ts(cutoff), _ts(cutoff))
+                ids = [r["id"] for r in await self._all(f"SELECT id FROM facts WHERE {where}",
+                                                         args)]
+                if not ids:
+                    continue
+                idmarks = ",".join("?" * len(ids))
+                await tx.execute(f"UPDATE facts SET status = 'archived' WHERE id IN ({idmarks})",
+                                 ids)
+                rows = await self._all(f"SELECT * FROM facts WHERE id IN ({idmarks})", ids)
+                archived += [(self._fact(r), r["scope"]) for r in rows]
+            per_user: dict[int, int] = {}
+            for fact, _ in archived:
+                per_user[fact.user_id] = per_user.get(fact.user_id, 0) + 1
+            for user_id, count in sorted(per_user.items()):
+                await tx.execute(
+                    "INSERT INTO audit_log (at, user_id, action, count) "
+                    "VALUES (?, ?, 'archive_facts', ?)", (_ts(now), user_id, count))
+        return archived
+
+    async def delete_consolidated_turns(self, cutoff: datetime, now: datetime) -> ForgetResult:
+        """Retention: delete turns created before ``cutoff`` in closed sessions whose
+        consolidation is done, with every round holding one of them, in one transaction.
+        Episodes stay (their summaries remain recallable; the deleted rounds do not).
+
+        Returns:
+            Counts of rounds and turns removed and the rounds' index keys.
+        """
+        async with self._tx() as tx:
+            rows = await self._all(
+                "SELECT t.id, t.session_id FROM turns t JOIN sessions s ON s.id = t.session_id "
+                "JOIN work w ON w.session_id = s.id AND w.kind = 'close' "
+                "WHERE s.closed_at IS NOT NULL AND w.done_at IS NOT NULL AND t.created_at < ?",
+                (_ts(cutoff),),
+            )
+            if not rows:
+                return ForgetResult(0, 0, 0, 0, ())
+            turn_ids = {r["id"] for r in rows}
+            sessions = sorted({r["session_id"] for r in rows})
+            round_ids: list[int] = []
+            for start in range(0, len(sessions), 500):
+                chunk = sessions[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                for r in await self._all(
+                        f"SELECT id, turn_ids FROM rounds WHERE session_id IN ({marks})", chunk):
+                    if turn_ids & set(_ids(r["turn_ids"])):
+                        round_ids.append(r["id"])
+            await self._delete_ids(tx, "rounds", sorted(round_ids))
+            await self._delete_ids(tx, "turns", sorted(turn_ids))
+            await tx.execute(
+                "INSERT INTO audit_log (at, user_id, action, count) "
+                "VALUES (?, NULL, 'retention', ?)", (_ts(now), len(turn_ids)))
+        keys = tuple(f"round:{i}" for i in sorted(round_ids))
+        return ForgetResult(0, 0, len(round_ids), len(turn_ids), keys)
+
+    async def optimize(self) -> None:
+        """Let SQLite refresh its query-planner statistics (``PRAGMA optimize``), outside any
+        other write transaction of this connection."""
+        async with self._lock:
+            await self._conn.execute("PRAGMA optimize")
+
+    # ----------------------------------------------------------------- model usage (issue 6)
+
+    async def add_model_usage(
+        self, user_id: int, day: str, model: str, *, input_tokens: int, output_tokens: int,
+        cache_creation_input_tokens: int = 0, cache_read_input_tokens: int = 0,
+        cost_usd: float | None = None,
+    ) -> None:
+        """Add one model call to a user's totals for ``day`` (``YYYY-MM-DD``, UTC) and ``model``.
+
+        ``cost_usd`` is None when the model has no known price; a row's cost is the sum over its
+        calls whose price was known (None while there was none).
+        """
+        async with self._tx() as tx:
+            await tx.execute(
+                "INSERT INTO model_usage (user_id, day, model, calls, input_tokens, output_tokens,"
+                " cache_creation_input_tokens, cache_read_input_tokens, cost_usd)"
+                " VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT (user_id, day, model) DO UPDATE SET"
+                " calls = calls + 1,"
+                " input_tokens = input_tokens + excluded.input_tokens,"
+                " output_tokens = output_tokens + excluded.output_tokens,"
+                " cache_creation_input_tokens = cache_creation_input_tokens"
+                " + excluded.cache_creation_input_tokens,"
+                " cache_read_input_tokens = cache_read_input_tokens"
+                " + excluded.cache_read_input_tokens,"
+                " cost_usd = CASE WHEN cost_usd IS NULL THEN excluded.cost_usd"
+                " WHEN excluded.cost_usd IS NULL THEN cost_usd"
+                " ELSE cost_usd + excluded.cost_usd END",
+                (user_id, day, model, input_tokens, output_tokens, cache_creation_input_tokens,
+                 cache_read_input_tokens, cost_usd),
+            )
+
+    async def model_usage(self, user_id: int, *, since_day: str | None = None) -> list[UsageRow]:
+        """A user's model usage per day and model, newest day first (from ``since_day``,
+        inclusive, when given)."""
+        sql = "SELECT * FROM model_usage WHERE user_id = ?"
+        args: list = [user_id]
+        if since_day is not None:
+            sql += " AND day >= ?"
+            args.append(since_day)
+        rows = await self._all(sql + " ORDER BY day DESC, model", args)
+        return [UsageRow(day=r["day"], model=r["model"], calls=r["calls"],
+                         input_tokens=r["input_tokens"], output_tokens=r["output_tokens"],
+                         cache_creation_input_tokens=r["cache_creation_input_tokens"],
+                         cache_read_input_tokens=r["cache_read_input_tokens"],
+                         cost_usd=r["cost_usd"]) for r in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRow:
+    """One user's model usage on one UTC day with one model; ``cost_usd`` None = no price."""
+
+    day: str
+    model: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+    cost_usd: float | None

@@ -34,7 +34,7 @@ async def test_close_and_reopen_loses_nothing(tmp_path, clock):
         assert await h.store.count_rows("turns") == turns_before
         user = await h.store.find_user("console", "alice")
         assert [f.text for f in await h.store.list_facts(user.id, [FactStatus.ACTIVE])] == [
-            "The user mainly uses Python"]
+            "The user mainly programs in Python"]
         assert await _recall_keys(h) == before
         ctx = await h.memory.context(h.message("x"))
         window = await h.memory.working_memory(ctx)

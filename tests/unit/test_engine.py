@@ -134,7 +134,7 @@ async def test_model_failure_apologises_and_stores_no_reply(tmp_path, clock):
     h = await make_harness(tmp_path, clock, model=Down())
     try:
         replies = await h.say("hello")
-        assert "not answering" in replies[-1]
+        assert "can't reach the model" in replies[-1] and "message is saved" in replies[-1]
         session = await h.store.open_session(1)
         roles = [t.role for t in await h.store.session_turns(session.id)]
         assert roles == [Role.USER]

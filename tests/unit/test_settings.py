@@ -37,7 +37,7 @@ CONTRACT_DEFAULTS = {
     "LLM_PROVIDER": "auto",
     "ANTHROPIC_API_KEY": UNSET_TEXT,
     "ANTHROPIC_BASE_URL": UNSET_TEXT,
-    "ANTHROPIC_MODEL": "claude-sonnet-4-5",
+    "ANTHROPIC_MODEL": "claude-sonnet-5-5",
     "CONSOLIDATION_MODEL": "claude-haiku-4-5",
     "MAX_TOKENS": "1024",
     "OPENAI_BASE_URL": UNSET_TEXT,
