@@ -1,0 +1,556 @@
+"""The Telegram adapter: python-telegram-bot's ``Application`` wired to the conversation core.
+
+Handlers are plain async functions wired in one place (:meth:`TelegramAdapter._build`); one
+central error handler logs, tells the user briefly and keeps running. While a streaming model
+writes, the reply is previewed and edited at a safe rate (``_stream``). PTB hands updates to the
+handlers one at a time; each handler only decides and queues the work on its thread, so turns of
+one thread run in order while different chats run side by side.
+
+Long polling by default; with a webhook URL, a small aiohttp server takes Telegram's POSTs,
+checks the secret token and feeds PTB's update queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hmac
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
+from datetime import datetime, timedelta, timezone
+from typing import Protocol
+from urllib.parse import urlparse
+
+from aiohttp import web
+from telegram import BotCommand, Message, Update, User
+from telegram.error import BadRequest, InvalidToken, TelegramError
+from telegram.ext import (
+    Application,
+    ApplicationBuilder,
+    ApplicationHandlerStop,
+    CallbackQueryHandler,
+    ContextTypes,
+    MessageHandler,
+    TypeHandler,
+    filters,
+)
+
+from adapters.telegram._buttons import confirm_buttons, page_view, paginate, parse
+from adapters.telegram._normalise import PLATFORM, Inbound, chat_kind, classify, thread_key
+from adapters.telegram._send import Sender, Target
+from adapters.telegram._stream import ReplyStream
+from memory import streaming
+from memory.errors import ConfigError, MemoryCoreError
+from memory.types import ChatKind, IncomingMessage, ThreadKey
+
+log = logging.getLogger(__name__)
+
+#: The bot's command menu (``setMyCommands``): the chat commands of CONTRACTS.md.
+MENU: tuple[tuple[str, str], ...] = (
+    ("start", "What I am and what I remember"),
+    ("help", "What I remember and how to control it"),
+    ("new", "Close this conversation now"),
+    ("why", "What I recalled for my last reply"),
+    ("memories", "What I know about you (all | episodes)"),
+    ("forget", "Delete a fact: N, words, or all"),
+    ("memory_off", "Stop remembering you"),
+    ("memory_on", "Resume remembering you"),
+    ("export", "Everything stored about you"),
+    ("stats", "Your model usage and its cost"),
+    ("timezone", "Your time zone, e.g. Europe/Vienna"),
+)
+ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
+#: Commands answered in a private chat when asked in a group.
+PRIVATE_ONLY = frozenset({"memories", "export"})
+SEEN_KEEP = timedelta(days=7)
+
+PRIVACY_NOTE = (
+    "Privacy mode is on for this bot, so in groups I only see commands, messages that mention "
+    "me and replies to my messages; the rest of a group conversation stays unknown to me. "
+    "To let me follow whole group conversations, the bot's owner can turn privacy mode off "
+    "with @BotFather (/setprivacy), then remove and re-add me to the group.")
+MEDIA_REPLY = ("I can only read text, so I couldn't take in that message. "
+               "Send it as text (a caption on a photo counts).")
+SORRY = "Sorry, something went wrong handling that. Nothing you said was lost; please try again."
+REFUSED = "Sorry, I only talk to the people my owner has allowed."
+
+
+class Conversation(Protocol):
+    """What the adapter needs from the core (``bot.engine.ConversationEngine``)."""
+
+    async def handle(self, msg: IncomingMessage) -> list[str]: ...
+
+    async def observe(self, msg: IncomingMessage) -> None: ...
+
+    async def edit(self, msg: IncomingMessage, *, derive_facts: bool = True) -> list[str]: ...
+
+    async def pending_question(self, msg: IncomingMessage) -> str | None: ...
+
+    async def confirm(self, msg: IncomingMessage, yes: bool) -> list[str]: ...
+
+    async def command(self, msg: IncomingMessage) -> list[str]: ...
+
+
+class Marks(Protocol):
+    """Where the adapter keeps its few durable marks (``memory.stores.sqlite.SQLiteStore``)."""
+
+    async def mark_update_seen(self, platform: str, update_id: str, now: datetime) -> bool: ...
+
+    async def prune_seen_updates(self, before: datetime) -> int: ...
+
+    async def set_account_blocked(self, platform: str, platform_user_id: str,
+                                  at: datetime | None) -> None: ...
+
+    async def blocked_accounts(self, platform: str) -> set[str]: ...
+
+
+class TelegramStartError(MemoryCoreError):
+    """The Telegram Bot API could not be reached or refused to start the bot."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TelegramConfig:
+    """How to reach Telegram (built by ``bot/`` from the settings).
+
+    Attributes:
+        token: the bot token from @BotFather.
+        base_url: Bot API base URL ending in ``/bot`` (the token is appended).
+        webhook_url: public HTTPS URL for webhook mode; None = long polling.
+        webhook_secret: secret token Telegram must send with every webhook request; None =
+            a random one per start.
+        webhook_port: local port of the webhook server.
+        webhook_listen: local address of the webhook server.
+        poll_timeout_s: long-polling timeout of ``getUpdates`` (seconds).
+        edit_interval_s: least seconds between two edits of a reply preview in a private
+            chat (while a streaming model writes).
+        group_edit_interval_s: the same in groups (Telegram allows 20 messages a minute there).
+    """
+
+    token: str
+    base_url: str = "https://api.telegram.org/bot"
+    webhook_url: str | None = None
+    webhook_secret: str | None = None
+    webhook_port: int = 8443
+    webhook_listen: str = "0.0.0.0"
+    poll_timeout_s: float = 10.0
+    edit_interval_s: float = 1.0
+    group_edit_interval_s: float = 3.0
+
+    def __repr__(self) -> str:
+        return (f"TelegramConfig(base_url={self.base_url!r}, webhook_url={self.webhook_url!r}, "
+                f"webhook_port={self.webhook_port})")
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class TelegramAdapter:
+    """Serves the conversation core on Telegram. ``await start()``, later ``await stop()``.
+
+    Args:
+        conversation: the core (the conversation engine).
+        config: where and how to reach Telegram.
+        marks: durable marks (handled updates, blocked users).
+        allows: whether a Telegram user id may talk to the bot (``ALLOWED_USERS``); None =
+            everyone.
+        sleep: waits on ``RetryAfter`` (tests may record them).
+    """
+
+    def __init__(self, conversation: Conversation, config: TelegramConfig, *, marks: Marks,
+                 allows: Callable[[str], bool] | None = None,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        self.conversation = conversation
+        self.config = config
+        self.marks = marks
+        self.allows = allows
+        self.sleep = sleep
+        self.application: Application | None = None
+        self.sender: Sender | None = None
+        self.me: User | None = None
+        self.privacy_on = False
+        self.webhook_port: int | None = None
+        self._web: web.AppRunner | None = None
+        self._secret = ""
+        self._blocked: set[str] = set()
+        self._tails: dict[ThreadKey, asyncio.Task] = {}
+        self._seen = 0
+
+    # ------------------------------------------------------------------ life cycle
+
+    def _build(self) -> Application:
+        base = self.config.base_url
+        builder = (ApplicationBuilder().token(self.config.token).base_url(base)
+                   .base_file_url(base[:-len("/bot")] + "/file/bot" if base.endswith("/bot")
+                                  else base))
+        if self.config.webhook_url:
+            builder = builder.updater(None)
+        app = builder.build()
+        app.add_handler(TypeHandler(Update, self._first_time), group=-1)
+        app.add_handler(MessageHandler(filters.UpdateType.MESSAGE, self._on_message))
+        app.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE, self._on_edited))
+        app.add_handler(CallbackQueryHandler(self._on_button))
+        app.add_error_handler(self._on_error)
+        return app
+
+    async def start(self) -> None:
+        """Connect (``getMe``), register the command menu, and start polling or the webhook.
+
+        Raises:
+            ConfigError: Telegram refused the token.
+            TelegramStartError: the Bot API could not be reached.
+        """
+        app = self._build()
+        try:
+            try:
+                await app.initialize()
+            except BaseException:
+                await app.bot.shutdown()  # close the HTTP clients opened before getMe failed
+                raise
+        except InvalidToken as exc:
+            raise ConfigError("invalid setting: TELEGRAM_BOT_TOKEN: Telegram refused the "
+                              "token") from exc
+        except TelegramError as exc:
+            raise TelegramStartError(f"cannot reach the Telegram Bot API at "
+                                     f"{self.config.base_url}: {exc}") from exc
+        self.application = app
+        try:
+            await self._begin(app)
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _begin(self, app: Application) -> None:
+        self.me = app.bot.bot
+        self.sender = Sender(app.bot, on_blocked=self._on_blocked, sleep=self.sleep)
+        self.privacy_on = not app.bot.can_read_all_group_messages
+        if self.privacy_on:
+            log.info("telegram privacy mode is on for @%s: in groups it sees only commands, "
+                     "mentions and replies to it; turn it off with @BotFather /setprivacy "
+                     "(then re-add the bot) to let group messages feed working memory",
+                     self.me.username)
+        self._blocked = await self.marks.blocked_accounts(PLATFORM)
+        await self.marks.prune_seen_updates(_now() - SEEN_KEEP)
+        try:
+            await app.bot.set_my_commands([BotCommand(name, text) for name, text in MENU])
+        except TelegramError as exc:  # the menu is a convenience; commands work without it
+            log.warning("telegram setMyCommands failed: %s", exc)
+        await app.start()
+        try:
+            if self.config.webhook_url:
+                await self._start_webhook()
+            else:
+                assert app.updater is not None
+                await app.updater.start_polling(
+                    timeout=timedelta(seconds=self.config.poll_timeout_s),
+                    allowed_updates=ALLOWED_UPDATES, error_callback=self._polling_error)
+        except (TelegramError, OSError) as exc:
+            raise TelegramStartError(f"cannot start receiving Telegram updates: {exc}") from exc
+        log.info("telegram adapter started bot=@%s id=%s mode=%s blocked_users=%d",
+                 self.me.username, self.me.id, "webhook" if self.config.webhook_url else "polling",
+                 len(self._blocked))
+
+    async def stop(self) -> None:
+        """Stop taking updates, finish the queued work, and close the connection."""
+        app, self.application = self.application, None
+        if app is None:
+            return
+        try:
+            if self._web is not None:
+                await self._web.cleanup()
+                self._web = None
+            elif app.updater is not None and app.updater.running:
+                await app.updater.stop()
+            if app.running:
+                await app.stop()  # waits for queued per-thread work (Application.create_task)
+        finally:
+            await app.shutdown()
+            log.info("telegram adapter stopped")
+
+    async def drain(self) -> None:
+        """Wait until every update already in PTB's queue has been handled, including the work
+        it queued on its thread."""
+        app = self.application
+        if app is None:
+            return
+        await app.update_queue.join()
+        while self._tails:
+            await asyncio.wait(list(self._tails.values()))
+
+    def _polling_error(self, exc: TelegramError) -> None:
+        log.warning("telegram getUpdates failed (retrying): %s", exc)
+
+    async def _start_webhook(self) -> None:
+        assert self.application is not None and self.config.webhook_url
+        self._secret = self.config.webhook_secret or secrets.token_urlsafe(32)
+        path = urlparse(self.config.webhook_url).path or "/"
+        server = web.Application()
+        server.router.add_post(path, self._on_webhook)
+        runner = web.AppRunner(server, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, self.config.webhook_listen, self.config.webhook_port).start()
+        self._web = runner
+        self.webhook_port = runner.addresses[0][1]
+        await self.application.bot.set_webhook(url=self.config.webhook_url,
+                                               secret_token=self._secret,
+                                               allowed_updates=ALLOWED_UPDATES)
+        log.info("telegram webhook listening on %s:%s%s", self.config.webhook_listen,
+                 self.webhook_port, path)
+
+    async def _on_webhook(self, request: web.Request) -> web.Response:
+        given = request.headers.get("X-Telegram-Bot-Api-Secret-Token", "")
+        if not hmac.compare_digest(given.encode(), self._secret.encode()):
+            log.warning("telegram webhook request without the right secret token refused")
+            return web.Response(status=403)
+        app = self.application
+        if app is None:
+            return web.Response(status=503)
+        try:
+            update = Update.de_json(await request.json(), app.bot)
+        except (ValueError, TypeError, KeyError):
+            return web.Response(status=400)
+        await app.update_queue.put(update)
+        return web.Response()
+
+    # ------------------------------------------------------------------ ordering and marks
+
+    def _enqueue(self, key: ThreadKey, job: Callable[[], Awaitable[None]], update: Update) -> None:
+        """Run ``job`` after the work already queued for this thread (errors go to the
+        central error handler with ``update``)."""
+        assert self.application is not None
+        previous = self._tails.get(key)
+
+        async def run() -> None:
+            if previous is not None:
+                await asyncio.wait([previous])
+            await job()
+
+        task = self.application.create_task(run(), update=update)
+        self._tails[key] = task
+
+        def done(t: asyncio.Task) -> None:
+            if self._tails.get(key) is t:
+                del self._tails[key]
+            if not t.cancelled():
+                t.exception()  # already reported by the error handler
+
+        task.add_done_callback(done)
+
+    async def _first_time(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert self.me is not None
+        if not await self.marks.mark_update_seen(PLATFORM, f"{self.me.id}:{update.update_id}",
+                                                 _now()):
+            log.info("telegram update %s delivered again; ignored", update.update_id)
+            raise ApplicationHandlerStop
+        self._seen += 1
+        if self._seen % 1000 == 0:
+            await self.marks.prune_seen_updates(_now() - SEEN_KEEP)
+
+    async def _on_blocked(self, chat_id: int) -> None:
+        self._blocked.add(str(chat_id))
+        await self.marks.set_account_blocked(PLATFORM, str(chat_id), _now())
+
+    def _allowed(self, user_id: int) -> bool:
+        return self.allows is None or self.allows(str(user_id))
+
+    # ------------------------------------------------------------------ handlers
+
+    async def _on_message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert self.me is not None and self.sender is not None
+        message = update.message
+        inbound = classify(message, self.me) if message is not None else None
+        if inbound is None:
+            return
+        sender = self.sender
+        key = thread_key(message)
+        user_id = message.from_user.id
+        if not self._allowed(user_id):
+            if inbound.private:
+                self._enqueue(key, lambda: sender.send(inbound.target, REFUSED), update)
+            return
+        if inbound.private and str(user_id) in self._blocked:
+            self._blocked.discard(str(user_id))
+            await self.marks.set_account_blocked(PLATFORM, str(user_id), None)
+            log.info("telegram user chat=%s is back; block mark cleared", user_id)
+        if inbound.msg is None:
+            if inbound.private and inbound.attachment:
+                self._enqueue(key, lambda: sender.send(inbound.target, MEDIA_REPLY), update)
+            return
+        msg = inbound.msg
+        if not inbound.addressed:
+            self._enqueue(key, lambda: self.conversation.observe(msg), update)
+            return
+        self._enqueue(key, lambda: self._answer(inbound), update)
+
+    async def _answer(self, inbound: Inbound) -> None:
+        assert inbound.msg is not None and self.sender is not None
+        msg, command = inbound.msg, inbound.command
+        if command in PRIVATE_ONLY and not inbound.private:
+            await self._answer_privately(inbound)
+            return
+        preview = ReplyStream(self.sender, inbound.target,
+                              interval=self.config.edit_interval_s if inbound.private
+                              else self.config.group_edit_interval_s)
+        try:
+            async with self.sender.typing(inbound.target):
+                with streaming.listen(preview.update) if command is None else nullcontext():
+                    replies = await self.conversation.handle(msg)
+        finally:
+            await preview.stop()
+        if await preview.finish(replies):
+            return  # the preview became the reply
+        if command == "start" and self.privacy_on:
+            replies = [*replies, PRIVACY_NOTE]
+        if command == "memories":
+            await self._send_pages(inbound.target, replies, _mode(msg.text))
+            return
+        markup = None
+        if command is not None and replies and await self.conversation.pending_question(msg):
+            markup = confirm_buttons(int(msg.platform_user_id))
+        await self._deliver(inbound.target, replies, markup=markup)
+
+    async def _answer_privately(self, inbound: Inbound) -> None:
+        assert inbound.msg is not None and self.sender is not None and self.me is not None
+        msg, command = inbound.msg, inbound.command
+        async with self.sender.typing(inbound.target):
+            replies = await self.conversation.handle(msg)
+        private = Target(chat_id=int(msg.platform_user_id))
+        try:
+            if command == "memories":
+                sent = await self._send_pages(private, replies, _mode(msg.text))
+            else:
+                sent = await self._deliver(private, replies)
+        except BadRequest as exc:  # "chat not found": the user never opened a private chat
+            log.info("telegram private answer to %s failed: %s", msg.platform_user_id, exc)
+            sent = []
+        if sent:
+            note = f"I sent you the answer to /{command} in our private chat."
+        else:
+            note = (f"I answer /{command} only in a private chat, so that nobody else sees it. "
+                    f"Open a chat with me (https://t.me/{self.me.username}), press Start, "
+                    f"then send /{command} there.")
+        await self.sender.send(inbound.target, note)
+
+    async def _deliver(self, target: Target, replies: list[str], *, markup=None) -> list[Message]:
+        """Send each reply (quoting the user's message with the first); ``markup`` goes on
+        the last message."""
+        assert self.sender is not None
+        sent: list[Message] = []
+        for n, reply in enumerate(replies):
+            last = n == len(replies) - 1
+            to = target if n == 0 else dataclasses.replace(target, reply_to=None)
+            part = await self.sender.send(to, reply, markup=markup if last else None)
+            if not part:
+                break  # unreachable chat
+            sent += part
+        return sent
+
+    async def _send_pages(self, target: Target, replies: list[str], mode: str) -> list[Message]:
+        assert self.sender is not None
+        text, markup = page_view(paginate("\n\n".join(replies)), 0, mode)
+        return await self.sender.send(target, text, markup=markup)
+
+    async def _on_edited(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert self.me is not None
+        message = update.edited_message
+        inbound = classify(message, self.me) if message is not None else None
+        if inbound is None or inbound.msg is None or inbound.command is not None:
+            return
+        if not self._allowed(message.from_user.id):
+            return
+        msg = inbound.msg
+
+        async def job() -> None:
+            notes = await self.conversation.edit(msg, derive_facts=inbound.addressed)
+            if notes and inbound.addressed:
+                await self._deliver(inbound.target, notes)
+
+        self._enqueue(msg.thread, job, update)
+
+    async def _on_button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert self.sender is not None
+        query = update.callback_query
+        parsed = parse(query.data)
+        message = query.message
+        if parsed is None or message is None or not isinstance(message, Message):
+            await _answer_query(query, "This button no longer works; send the command again.")
+            return
+        kind = chat_kind(message.chat)
+        if kind is None or (parsed[0] == "mem" and kind is not ChatKind.PRIVATE):
+            await _answer_query(query, "This button no longer works; send the command again.")
+            return  # /memories pages live in private chats only (callback data is not signed)
+        user = query.from_user
+        key = thread_key(message)
+        msg = IncomingMessage(
+            thread=key, chat_kind=kind, platform_user_id=str(user.id),
+            display_name=user.full_name or str(user.id), text="", sent_at=_now(),
+            chat_title=message.chat.title)
+        target = Target(chat_id=message.chat.id,
+                        thread_id=int(key.thread_id) if key.thread_id is not None else None)
+        sender = self.sender
+        action, first, second = parsed
+        if action == "cf":
+            if second != str(user.id):
+                await _answer_query(query, "Only the person who asked can answer this.")
+                return
+
+            async def confirm() -> None:
+                await _answer_query(query)
+                await sender.drop_buttons(message.chat.id, message.message_id)
+                replies = await self.conversation.confirm(msg, first == "y")
+                await self._deliver(target, replies)
+
+            self._enqueue(key, confirm, update)
+            return
+
+        async def turn_page() -> None:
+            replies = await self.conversation.command(
+                dataclasses.replace(msg, text=f"/memories {second}".strip()))
+            page = int(first) if first.isdigit() else 0
+            text, markup = page_view(paginate("\n\n".join(replies)), page, second)
+            await sender.edit(message.chat.id, message.message_id, text, markup=markup)
+            await _answer_query(query)
+
+        self._enqueue(key, turn_page, update)
+
+    async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """The central error handler: log first, then a short apology where the user was
+        talking to the bot; never raises."""
+        update_id = getattr(update, "update_id", None)
+        log.error("telegram update %s failed: %r", update_id, context.error,
+                  exc_info=context.error)
+        if not isinstance(update, Update) or not self._addressed(update):
+            return
+        chat = update.effective_chat
+        message = update.effective_message
+        topic = (message.message_thread_id if message is not None
+                 and getattr(message, "is_topic_message", False) else None)
+        try:
+            if self.sender is not None and chat is not None:
+                await self.sender.send(Target(chat.id, topic), SORRY)
+        except TelegramError as exc:
+            log.warning("telegram apology to chat=%s failed: %s", chat.id if chat else None, exc)
+
+    def _addressed(self, update: Update) -> bool:
+        if update.callback_query is not None:
+            return True
+        message = update.message or update.edited_message
+        if message is None or self.me is None:
+            return False
+        inbound = classify(message, self.me)
+        return inbound is not None and inbound.addressed
+
+
+def _mode(text: str) -> str:
+    """The argument of ``/memories [all|episodes]`` (short enough for callback data)."""
+    parts = text.split(maxsplit=1)
+    return parts[1].strip().lower()[:20] if len(parts) > 1 else ""
+
+
+async def _answer_query(query, text: str | None = None) -> None:
+    try:
+        await query.answer(text, show_alert=text is not None)
+    except TelegramError as exc:  # too old, or already answered
+        log.debug("telegram answerCallbackQuery failed: %s", exc)
