@@ -1,0 +1,332 @@
+"""The Discord adapter: messages and slash commands in, replies out, through the conversation
+engine every adapter shares.
+
+The engine is duck-typed (``handle(IncomingMessage) -> list[str]``, ``pending``, ``memory``), so
+this package never imports ``bot/``. Start-up work (command sync) runs in ``setup_hook``, which
+discord.py calls once per login, never on a gateway reconnect; the adapter also remembers that
+it synced, so a client rebuilt without the message-content intent does not sync again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+from collections import Counter
+from collections.abc import Callable
+from contextlib import nullcontext
+from typing import Any, Protocol
+
+import discord
+from discord import app_commands
+
+from adapters.discord._normalise import PLATFORM, command_message, incoming, is_addressed
+from adapters.discord._reply import NO_MENTIONS, ReplyStream, keep_typing
+from adapters.discord._text import neutralise, pages, split_message
+from adapters.discord._views import ConfirmView, PagesView
+from memory import streaming
+from memory.episodes import is_end_phrase
+from memory.types import IncomingMessage
+
+log = logging.getLogger(__name__)
+
+CONTENT_INTENT_MISSING = (
+    "Discord: the bot does not have the privileged Message Content intent, so it cannot read "
+    "server messages that do not @mention it (they arrive empty). DMs, @mentions and slash "
+    "commands still work; replies without a mention and threads the bot started do not. To fix "
+    "it, enable 'Message Content Intent' under Bot > Privileged Gateway Intents in the Discord "
+    "Developer Portal and restart.")
+NO_CONTENT_HINT = ("I can't read this message: the bot lacks the Message Content intent. "
+                   "@mention me in the message, or ask the bot's owner to enable the intent.")
+NOT_ALLOWED = "Sorry, this assistant is private (ALLOWED_USERS) and you are not on its list."
+FAILED = "Sorry, something went wrong while handling that. Please try again in a moment."
+
+
+class Engine(Protocol):
+    """What the adapter needs of ``bot.engine.ConversationEngine``."""
+
+    pending: dict
+    memory: Any
+
+    async def handle(self, msg: IncomingMessage) -> list[str]: ...
+
+
+class DiscordAdapter:
+    """Everything the Discord client does, in one place (the client only forwards events).
+
+    Args:
+        engine: the conversation engine.
+        allows: ``Settings.allows`` (``ALLOWED_USERS``).
+        guild_id: ``DISCORD_GUILD_ID``: sync slash commands to this guild only (None: globally).
+        edit_interval: least seconds between two edits of a reply preview.
+        client_options: extra keyword arguments for ``discord.Client`` (tests shorten
+            ``guild_ready_timeout``).
+    """
+
+    def __init__(self, *, engine: Engine, allows: Callable[[str, str | int], bool],
+                 guild_id: int | None = None, edit_interval: float = 1.5,
+                 client_options: dict | None = None) -> None:
+        self.engine = engine
+        self.allows = allows
+        self.guild_id = guild_id
+        self.edit_interval = edit_interval
+        self.client_options = dict(client_options or {})
+        self.synced = False
+        self.content_intent = True  # cleared when Discord says the bot may not have it
+        self.ready = asyncio.Event()
+        self.logins = 0
+        self.connections = 0
+        #: events handled so far: ``messages`` (every message event, ignored ones included),
+        #: ``answered``, ``commands``, ``failures``; logged and read by tests
+        self.counts: Counter[str] = Counter()
+        self.accepting = True
+        self._inflight: set[asyncio.Task] = set()
+
+    # ----------------------------------------------------------------- the client
+
+    def build_client(self) -> MemoryBotClient:
+        """A client asking for the intents it needs (message content only while
+        :attr:`content_intent` holds)."""
+        intents = discord.Intents.none()
+        intents.guilds = True
+        intents.guild_messages = True
+        intents.dm_messages = True
+        intents.message_content = self.content_intent
+        return MemoryBotClient(self, intents=intents, **self.client_options)
+
+    async def setup(self, client: MemoryBotClient) -> None:
+        """Start-up work, run from ``setup_hook`` (once per login, never on a reconnect)."""
+        self.logins += 1
+        flags = client.application_flags
+        if self.content_intent and not (flags.gateway_message_content
+                                        or flags.gateway_message_content_limited):
+            self.content_intent = False
+            log.warning(CONTENT_INTENT_MISSING)
+        if not self.synced:
+            self.synced = True
+            await self._sync(client.tree)
+
+    async def _sync(self, tree: app_commands.CommandTree) -> None:
+        try:
+            if self.guild_id is not None:
+                guild = discord.Object(id=self.guild_id)
+                tree.copy_global_to(guild=guild)
+                commands = await tree.sync(guild=guild)
+                log.info("discord slash commands synced to guild %s: %d", self.guild_id,
+                         len(commands))
+            else:
+                commands = await tree.sync()
+                log.info("discord slash commands synced globally: %d (new commands can take "
+                         "up to an hour to appear everywhere)", len(commands))
+        except discord.HTTPException as exc:
+            log.error("discord slash commands could not be registered (%s); messages still "
+                      "work. Is the bot invited with the applications.commands scope%s?", exc,
+                      f" and a member of guild {self.guild_id}" if self.guild_id else "")
+
+    def on_ready(self, client: MemoryBotClient) -> None:
+        self.connections += 1
+        log.info("discord connected as %s (id %s) in %d server(s); connection %d",
+                 client.user, client.user.id if client.user else "?", len(client.guilds),
+                 self.connections)
+        self.ready.set()
+
+    # ----------------------------------------------------------------- messages
+
+    async def on_message(self, client: MemoryBotClient, message: discord.Message) -> None:
+        try:
+            if self._admit() and await self._on_message(client, message):
+                self.counts["answered"] += 1
+        finally:
+            self._inflight.discard(asyncio.current_task())  # type: ignore[arg-type]
+            self.counts["messages"] += 1
+
+    def _admit(self) -> bool:
+        """Track the current event's task for :meth:`drain`; False once stopping."""
+        if not self.accepting:
+            return False
+        task = asyncio.current_task()
+        if task is not None:
+            self._inflight.add(task)
+        return True
+
+    async def drain(self, timeout: float) -> None:
+        """Stop taking input and wait (up to ``timeout`` seconds) for the messages and
+        commands being handled to be answered."""
+        self.accepting = False
+        pending = {t for t in self._inflight if not t.done()}
+        if pending:
+            log.info("discord: waiting for %d message(s) in progress", len(pending))
+            await asyncio.wait(pending, timeout=timeout)
+
+    async def _on_message(self, client: MemoryBotClient, message: discord.Message) -> bool:
+        """Answer one message event; returns whether it was for the bot."""
+        me = client.user
+        if me is None or not is_addressed(message, me):
+            return False
+        if not self.allows(PLATFORM, message.author.id):
+            log.info("discord message ignored: user %s is not in ALLOWED_USERS",
+                     message.author.id)
+            return False
+        msg = incoming(message, me)
+        reference = message if message.guild is not None else None
+        if not msg.text and message.guild is not None and not client.intents.message_content:
+            await ReplyStream(message.channel, reference=reference).finish([NO_CONTENT_HINT])
+            return True
+        # no await before engine.handle: messages of a thread reach its lock in arrival order
+        typing = asyncio.get_running_loop().create_task(keep_typing(message.channel))
+        reply = ReplyStream(message.channel, reference=reference, interval=self.edit_interval)
+        stream = not msg.text.startswith("/") and not is_end_phrase(msg.text)
+        try:
+            with streaming.listen(reply.update) if stream else nullcontext():
+                replies = await self.engine.handle(msg)
+            typing.cancel()
+            await reply.finish(replies)
+        except Exception as exc:
+            await reply.abort()
+            await self.on_failure(exc, where="message", channel=message.channel,
+                                  reference=reference)
+        finally:
+            typing.cancel()
+        return True
+
+    # ----------------------------------------------------------------- slash commands
+
+    async def command(self, interaction: discord.Interaction, name: str, arg: str | None = None,
+                      *, ephemeral: bool = True, paginate: bool = False,
+                      attach: str | None = None) -> None:
+        """Run ``/name arg`` through the engine for a slash command.
+
+        The interaction is deferred first, before any I/O, so Discord's 3-second deadline holds
+        even when the thread is busy or the stores are slow; the answer comes as follow-ups.
+        """
+        try:
+            if self._admit():
+                await self._command(interaction, name, arg, ephemeral=ephemeral,
+                                    paginate=paginate, attach=attach)
+        finally:
+            self._inflight.discard(asyncio.current_task())  # type: ignore[arg-type]
+            self.counts["commands"] += 1
+
+    async def _command(self, interaction: discord.Interaction, name: str, arg: str | None, *,
+                       ephemeral: bool, paginate: bool, attach: str | None) -> None:
+        if not self.allows(PLATFORM, interaction.user.id):
+            await interaction.response.send_message(NOT_ALLOWED, ephemeral=True)
+            return
+        deferred = await self._defer(interaction, ephemeral=ephemeral)
+        msg = command_message(interaction, f"/{name} {arg or ''}".strip())
+        ctx = await self.engine.memory.context(msg)
+        key = (ctx.thread.id, ctx.user.id)
+        before = self.engine.pending.get(key)
+        replies = await self.engine.handle(msg)
+        body = "\n\n".join(r for r in replies if r.strip()) or "(nothing to show)"
+        pending = self.engine.pending.get(key)
+        if not deferred:  # the interaction expired: the command still ran exactly once
+            await self._fallback(interaction, body, private=ephemeral)
+            return
+        owner = interaction.user.id
+        if pending is not None and pending is not before:
+            await self._followup(interaction, body, ephemeral=ephemeral,
+                                 view=ConfirmView(self, owner, key, pending))
+        elif attach and body.lstrip().startswith(("{", "[")):  # a document, not a chat answer
+            await interaction.followup.send(
+                "Everything I keep about you is in the attached file.", ephemeral=ephemeral,
+                file=discord.File(io.BytesIO(body.encode()), filename=attach), wait=True)
+        elif paginate and len(listing := pages(neutralise(body))) > 1:
+            view = PagesView(self, owner, listing)
+            await self._followup(interaction, view.render(), ephemeral=ephemeral, view=view)
+        else:
+            for chunk in split_message(neutralise(body)):
+                await self._followup(interaction, chunk, ephemeral=ephemeral)
+
+    async def _defer(self, interaction: discord.Interaction, *, ephemeral: bool) -> bool:
+        try:
+            await interaction.response.defer(ephemeral=ephemeral, thinking=True)
+            return True
+        except discord.NotFound as exc:  # 10062 Unknown interaction: more than 3 s went by
+            log.warning("discord interaction %s expired before it was acknowledged: %s",
+                        interaction.id, exc)
+            return False
+
+    async def _followup(self, interaction: discord.Interaction, text: str, *, ephemeral: bool,
+                        view: discord.ui.View | None = None) -> None:
+        kwargs: dict[str, Any] = {"ephemeral": ephemeral, "allowed_mentions": NO_MENTIONS,
+                                  "wait": True}
+        if view is not None:
+            kwargs["view"] = view
+        await interaction.followup.send(text, **kwargs)
+
+    async def _fallback(self, interaction: discord.Interaction, body: str, *,
+                        private: bool) -> None:
+        """Answer an expired interaction in the channel, where that reveals nothing private."""
+        channel = interaction.channel
+        if channel is None or (private and interaction.guild is not None):
+            log.warning("discord command answer dropped: interaction expired in a server "
+                        "channel and the answer is private")
+            return
+        await ReplyStream(channel).finish([body])
+
+    # ----------------------------------------------------------------- errors
+
+    async def on_failure(self, exc: BaseException, *, where: str,
+                         channel: discord.abc.Messageable | None = None,
+                         reference: discord.Message | None = None,
+                         interaction: discord.Interaction | None = None) -> None:
+        """The one error handler: log first, then tell the user briefly; never raises."""
+        self.counts["failures"] += 1
+        log.error("discord %s failed: %s", where, exc, exc_info=exc)
+        try:
+            if interaction is not None:
+                if interaction.response.is_done():
+                    await interaction.followup.send(FAILED, ephemeral=True,
+                                                    allowed_mentions=NO_MENTIONS)
+                else:
+                    await interaction.response.send_message(FAILED, ephemeral=True)
+            elif channel is not None:
+                await ReplyStream(channel, reference=reference).finish([FAILED])
+        except Exception as inner:  # the user cannot be reached either: logged, keep running
+            log.warning("discord: could not tell the user about the failure: %s", inner)
+
+
+class MemoryBotClient(discord.Client):
+    """A ``discord.Client`` that forwards its events to a :class:`DiscordAdapter` and owns the
+    slash-command tree. Nothing in it is specific to one connection."""
+
+    def __init__(self, adapter: DiscordAdapter, *, intents: discord.Intents, **options) -> None:
+        options.setdefault("allowed_mentions", NO_MENTIONS)
+        # the bot has no voice: discord.py's warnings about missing voice libraries are noise
+        discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
+        super().__init__(intents=intents, **options)
+        self.adapter = adapter
+        self.tree = app_commands.CommandTree(self)
+        self.tree.error(self._on_command_error)
+        from adapters.discord._commands import register
+
+        register(self.tree, adapter)
+
+    async def setup_hook(self) -> None:
+        await self.adapter.setup(self)
+
+    async def on_ready(self) -> None:
+        self.adapter.on_ready(self)
+
+    async def on_resumed(self) -> None:
+        log.info("discord session resumed")
+
+    async def on_message(self, message: discord.Message) -> None:
+        await self.adapter.on_message(self, message)
+
+    async def _on_command_error(self, interaction: discord.Interaction,
+                                error: app_commands.AppCommandError) -> None:
+        original = getattr(error, "original", error)
+        name = interaction.command.name if interaction.command is not None else "?"
+        await self.adapter.on_failure(original, where=f"command /{name}", interaction=interaction)
+
+    async def on_error(self, event_method: str, /, *args: Any, **kwargs: Any) -> None:
+        import sys
+
+        exc = sys.exc_info()[1]
+        channel = None
+        if args and isinstance(args[0], discord.Message):
+            channel = args[0].channel
+        await self.adapter.on_failure(exc or RuntimeError(event_method), where=event_method,
+                                      channel=channel)

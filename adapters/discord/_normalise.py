@@ -1,0 +1,124 @@
+"""Discord messages and interactions as the core's :class:`IncomingMessage`.
+
+Where turns happen (:func:`place`):
+
+- a DM channel is a private chat: ``ThreadKey("discord", <dm channel id>)``;
+- a server channel is a group chat: ``ThreadKey("discord", <channel id>)``;
+- a thread is a group thread of its own: ``ThreadKey("discord", <parent id>, <thread id>)``.
+
+Which messages are for the bot (:func:`is_addressed`): every DM; in servers, messages that
+mention the bot (its user or its role) or reply to one of its messages; in a thread the bot
+started, every message. Messages of bots and webhooks (the bot's own included) and system
+messages are never for it.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timezone
+
+import discord
+
+from memory.types import ChatKind, IncomingMessage, ThreadKey
+
+PLATFORM = "discord"
+
+_MENTION_RE = re.compile(r"<(@!?|@&|#)(\d+)>")
+_CONVERSATION_TYPES = (discord.MessageType.default, discord.MessageType.reply)
+
+
+def place(channel, guild) -> tuple[ThreadKey, ChatKind, str | None]:
+    """The thread key, privacy class and title of a channel (a title only for server chats,
+    as ``/memories`` shows it: ``#channel (Server)`` or ``#channel > thread (Server)``)."""
+    if isinstance(channel, discord.DMChannel) or (guild is None and not isinstance(
+            channel, discord.GroupChannel)):
+        return ThreadKey(PLATFORM, str(channel.id)), ChatKind.PRIVATE, None
+    server = f" ({guild.name})" if guild is not None and guild.name else ""
+    if isinstance(channel, discord.Thread):
+        parent = channel.parent
+        parent_name = f"#{parent.name} > " if parent is not None else ""
+        return (ThreadKey(PLATFORM, str(channel.parent_id), str(channel.id)), ChatKind.GROUP,
+                f"{parent_name}{channel.name}{server}")
+    name = getattr(channel, "name", None) or str(channel.id)
+    return ThreadKey(PLATFORM, str(channel.id)), ChatKind.GROUP, f"#{name}{server}"
+
+
+def _mentions_me(message: discord.Message, me: discord.abc.User) -> bool:
+    if any(user.id == me.id for user in message.mentions):
+        return True
+    if message.guild is not None and message.role_mentions:
+        member = message.guild.me
+        if member is not None and any(role in member.roles for role in message.role_mentions):
+            return True
+    reference = message.reference
+    resolved = reference.resolved if reference is not None else None
+    return isinstance(resolved, discord.Message) and resolved.author.id == me.id
+
+
+def is_addressed(message: discord.Message, me: discord.abc.User) -> bool:
+    """Whether the bot should answer this message (see the module docstring)."""
+    if message.author.bot or message.webhook_id is not None or message.author.id == me.id:
+        return False
+    if message.type not in _CONVERSATION_TYPES:
+        return False
+    channel = message.channel
+    if isinstance(channel, discord.DMChannel) or (message.guild is None and not isinstance(
+            channel, discord.GroupChannel)):
+        return True
+    if isinstance(channel, discord.Thread) and channel.owner_id == me.id:
+        return True
+    return _mentions_me(message, me)
+
+
+def clean_text(message: discord.Message, me: discord.abc.User) -> str:
+    """The message text with the bot's own mentions removed and other mentions written as
+    names (``@Ana``, ``@role``, ``#channel``), so the model reads names, not ids."""
+    users = {user.id: user for user in message.mentions}
+    roles = {role.id: role for role in message.role_mentions}
+
+    def replace(match: re.Match) -> str:
+        kind, ident = match.group(1), int(match.group(2))
+        if kind.startswith("@") and kind != "@&":
+            if ident == me.id:
+                return ""
+            user = users.get(ident)
+            return f"@{user.display_name}" if user is not None else "@unknown-user"
+        if kind == "@&":
+            role = roles.get(ident)
+            if message.guild is not None and message.guild.me is not None and role is not None \
+                    and role in message.guild.me.roles:
+                return ""
+            return f"@{role.name}" if role is not None else "@unknown-role"
+        guild = message.guild
+        channel = guild.get_channel_or_thread(ident) if guild is not None else None
+        return f"#{channel.name}" if channel is not None else "#unknown-channel"
+
+    text = _MENTION_RE.sub(replace, message.content)
+    return re.sub(r"[ \t]{2,}", " ", text).strip()
+
+
+def incoming(message: discord.Message, me: discord.abc.User) -> IncomingMessage:
+    """The core's message for a Discord message (see :func:`place` and :func:`clean_text`).
+    The author's display name reaches the model in group chats."""
+    key, kind, title = place(message.channel, message.guild)
+    return IncomingMessage(
+        thread=key, chat_kind=kind, platform_user_id=str(message.author.id),
+        display_name=message.author.display_name, text=clean_text(message, me),
+        sent_at=message.created_at.astimezone(timezone.utc),
+        platform_message_id=str(message.id), chat_title=title,
+    )
+
+
+def command_message(interaction: discord.Interaction, text: str) -> IncomingMessage:
+    """The core's message for a slash command, as if ``text`` (``/memories all``) had been
+    typed in the channel the command was used in."""
+    channel = interaction.channel
+    if channel is None:  # not in discord.py's cache: the id is enough for the thread key
+        channel = discord.Object(id=interaction.channel_id or 0)
+    key, kind, title = place(channel, interaction.guild)
+    user = interaction.user
+    return IncomingMessage(
+        thread=key, chat_kind=kind, platform_user_id=str(user.id),
+        display_name=user.display_name, text=text,
+        sent_at=interaction.created_at.astimezone(timezone.utc), chat_title=title,
+    )

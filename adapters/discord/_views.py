@@ -1,0 +1,116 @@
+"""Buttons under command answers: pages of ``/memories`` and the confirmation of a destructive
+command (``/forget all``).
+
+Views live in memory (discord.py's view store): after a restart the buttons of older messages
+no longer answer, and a confirmation is gone anyway (``engine.pending`` is in memory too).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from adapters.discord._reply import NO_MENTIONS
+
+if TYPE_CHECKING:
+    from adapters.discord._adapter import DiscordAdapter
+
+log = logging.getLogger(__name__)
+
+EXPIRED = ("This confirmation has expired (something else was said in between); "
+           "run the command again.")
+
+
+class _OwnedView(discord.ui.View):
+    """A view only the user who ran the command may press."""
+
+    def __init__(self, adapter: DiscordAdapter, owner_id: int, *, timeout: float) -> None:
+        super().__init__(timeout=timeout)
+        self.adapter = adapter
+        self.owner_id = owner_id
+
+    async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
+        if interaction.user.id == self.owner_id:
+            return True
+        await interaction.response.send_message("These buttons belong to someone else's command.",
+                                                ephemeral=True)
+        return False
+
+    async def on_error(self, interaction: discord.Interaction, error: Exception,
+                       item: discord.ui.Item[Any], /) -> None:
+        await self.adapter.on_failure(error, where=f"button {item!r}", interaction=interaction)
+
+
+class PagesView(_OwnedView):
+    """Previous/next buttons over pages of a listing; the message shows ``Page i/n``."""
+
+    def __init__(self, adapter: DiscordAdapter, owner_id: int, pages: list[str], *,
+                 timeout: float = 900) -> None:
+        super().__init__(adapter, owner_id, timeout=timeout)
+        self.pages = pages
+        self.page = 0
+        self._refresh()
+
+    def render(self) -> str:
+        return f"{self.pages[self.page]}\n\nPage {self.page + 1}/{len(self.pages)}"
+
+    def _refresh(self) -> None:
+        self.previous.disabled = self.page == 0
+        self.next.disabled = self.page >= len(self.pages) - 1
+
+    async def _turn(self, interaction: discord.Interaction, step: int) -> None:
+        self.page = max(0, min(len(self.pages) - 1, self.page + step))
+        self._refresh()
+        await interaction.response.edit_message(content=self.render(), view=self,
+                                                allowed_mentions=NO_MENTIONS)
+
+    @discord.ui.button(label="Previous", style=discord.ButtonStyle.secondary)
+    async def previous(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
+        await self._turn(interaction, -1)
+
+    @discord.ui.button(label="Next", style=discord.ButtonStyle.secondary)
+    async def next(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
+        await self._turn(interaction, +1)
+
+
+class ConfirmView(_OwnedView):
+    """Confirm/cancel buttons for an action waiting in ``engine.pending`` under ``key``.
+
+    Confirm runs the action only if it is still the one waiting (another message in the thread
+    cancels it, as typing anything but ``yes`` does in the console), and only once.
+    """
+
+    def __init__(self, adapter: DiscordAdapter, owner_id: int, key: tuple[int, int], pending,
+                 *, timeout: float = 600) -> None:
+        super().__init__(adapter, owner_id, timeout=timeout)
+        self.key = key
+        self.pending = pending
+
+    def _claim(self) -> bool:
+        """Take the pending action out of the engine if it is still ours (no await in here, so
+        two presses cannot both get it)."""
+        waiting = self.adapter.engine.pending
+        if waiting.get(self.key) is self.pending:
+            del waiting[self.key]
+            return True
+        return False
+
+    @discord.ui.button(label="Confirm", style=discord.ButtonStyle.danger)
+    async def confirm(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
+        await interaction.response.defer()  # before the (possibly slow) deletion
+        self.stop()
+        text = await self.pending.action() if self._claim() else EXPIRED
+        await interaction.edit_original_response(content=text, view=None,
+                                                 allowed_mentions=NO_MENTIONS)
+
+    @discord.ui.button(label="Cancel", style=discord.ButtonStyle.secondary)
+    async def cancel(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
+        self.stop()
+        text = f"Cancelled: {self.pending.description}." if self._claim() else EXPIRED
+        await interaction.response.edit_message(content=text, view=None,
+                                                allowed_mentions=NO_MENTIONS)
+
+    async def on_timeout(self) -> None:
+        self._claim()
