@@ -1,0 +1,1 @@
+"""Performance benchmark (``memory-bot bench``): see :func:`bot.bench.runner.run_bench`."""

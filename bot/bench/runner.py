@@ -1,0 +1,230 @@
+"""``memory-bot bench``: seed production stores at several sizes and measure them.
+
+For each size: seed a temporary data folder (SQLite + the LanceDB table of each embedder
+measured, vectors from the cached pool), then run the ``turns`` job of
+:mod:`bot.bench.worker` ``runs`` times, each in a fresh process, and keep the median of every
+number. Then the throughput job with the default and the cheapest embedder on a copy of the
+``throughput_size`` folder (10,000 facts), and the JSON-file baseline at every size. The report
+has the shape of CONTRACTS.md "Bench report" (with a few extra keys); progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.bench.baseline import run_baseline
+from bot.bench.pool import load_pool
+from bot.bench.seed import SeedPlan, seed
+from bot.bench.stats import median_of, percentiles
+
+SCHEMA = "memory-bot-bench/1"
+CHEAP_EMBEDDER = "hashing"
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """What to measure and how much.
+
+    Attributes:
+        sizes: fact counts (rounds as many; users ``users``).
+        users: users per size.
+        runs: measurement runs per size (the report keeps the median).
+        turns: measured turns per run (random users), after ``warmup`` turns; percentiles
+            pool the turns of all runs (:data:`POOLED`).
+        largest_turns: measured turns of the largest user per run.
+        recalls: recall-only measurements per run.
+        pool_size: texts in the embedded pool.
+        throughput_size: the seeded size the throughput jobs run on (a copy of it).
+        throughput_conversations: concurrent conversations in the throughput job.
+        throughput_turns: turns per conversation.
+        baseline_turns: measured turns of the JSON-file design per size (random users);
+            ``baseline_largest_turns`` of its largest user.
+    """
+
+    sizes: tuple[int, ...] = (1000, 10000, 100000)
+    users: int = 1000
+    runs: int = 3
+    turns: int = 350
+    warmup: int = 30
+    largest_turns: int = 100
+    recalls: int = 100
+    pool_size: int = 2000
+    throughput_size: int = 10000
+    throughput_conversations: int = 50
+    throughput_turns: int = 10
+    baseline_turns: int = 100
+    baseline_largest_turns: int = 10
+    embedders: tuple[str, ...] = field(default=())
+
+
+FULL = BenchConfig()
+QUICK = BenchConfig(sizes=(1000, 10000), runs=1, turns=200, warmup=20, largest_turns=30,
+                    recalls=30, pool_size=600, throughput_turns=6, baseline_turns=30,
+                    baseline_largest_turns=5)
+
+#: Percentiles are taken over the measured turns of all runs together (at least 1,000 turns
+#: in the full run); every other number is the median of the runs.
+POOLED = {"overhead_ms": (50, 95, 99), "overhead_ms_excl_embed": (50, 95, 99),
+          "embed_ms": (50, 95), "overhead_ms_largest_user": (50, 95, 99),
+          "overhead_ms_excl_embed_largest_user": (50, 95, 99), "recall_ms": (50, 95)}
+
+
+def _say(msg: str) -> None:
+    print(f"bench: {msg}", file=sys.stderr, flush=True)
+
+
+def _worker(job: dict, timeout: float = 900) -> dict:
+    job = {**job, "t0": time.time()}
+    env = {**os.environ, "ORT_DISABLE_TELEMETRY": "1"}
+    env.setdefault("OMP_WAIT_POLICY", "passive")
+    proc = subprocess.run([sys.executable, "-m", "bot.bench.worker", json.dumps(job)],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"bench worker failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return json.loads(lines[-1])
+
+
+async def run_bench(config: BenchConfig, *, embedder: str, cache_dir: Path | None,
+                    work_dir: Path | None = None) -> dict:
+    """Run the benchmark and return the report (CONTRACTS.md "Bench report").
+
+    Args:
+        config: sizes and counts (:data:`FULL` or :data:`QUICK`).
+        embedder: the default embedder's name (``EMBEDDER``).
+        cache_dir: where the embedded pools are cached (None: not cached).
+        work_dir: parent of the temporary data folders (default: the system's temp folder).
+    """
+    from adapters.embedders import make_embedder
+
+    started = time.perf_counter()
+    names = config.embedders or tuple(dict.fromkeys((embedder, CHEAP_EMBEDDER)))
+    pools = {}
+    for name in names:
+        emb = make_embedder(name)
+        t0 = time.perf_counter()
+        pools[name] = (emb.name, emb.dim, await load_pool(emb, size=config.pool_size,
+                                                          cache_dir=cache_dir))
+        _say(f"pool of {config.pool_size} texts for {name} ready in "
+             f"{time.perf_counter() - t0:.1f}s")
+        close = getattr(emb, "close", None)
+        if close is not None:
+            close()
+    root = Path(tempfile.mkdtemp(prefix="memory-bot-bench-", dir=work_dir))
+    sizes, baselines, seeded = [], [], {}
+    throughput: dict = {}
+    try:
+        tp_size = (config.throughput_size if config.throughput_size in config.sizes
+                   else max(config.sizes))
+        for facts in config.sizes:
+            plan = SeedPlan(facts=facts, users=config.users)
+            folder = root / f"size-{facts}"
+            wanted = pools if facts == tp_size else {embedder: pools[embedder]}
+            t0 = time.perf_counter()
+            seeded[facts] = await seed(folder, plan, wanted)
+            _say(f"seeded {facts} facts in {time.perf_counter() - t0:.1f}s")
+            if facts == tp_size:  # the throughput jobs get the folder as seeded
+                shutil.copytree(folder, root / "throughput")
+            runs = []
+            for run in range(config.runs):
+                runs.append(_worker({
+                    "task": "turns", "folder": str(folder), "embedder": embedder,
+                    "users": config.users, "warmup": config.warmup, "turns": config.turns,
+                    "largest_turns": config.largest_turns, "recalls": config.recalls,
+                    "pool_size": config.pool_size, "seed": run + 1}))
+                _say(f"size {facts} run {run + 1}: overhead p95 "
+                     f"{runs[-1]['overhead_ms']['p95']} ms (excl. embedding "
+                     f"{runs[-1]['overhead_ms_excl_embed']['p95']} ms)")
+            samples = [r.pop("samples") for r in runs]
+            merged = median_of(runs)
+            for key, points in POOLED.items():
+                merged[key] = percentiles([v for s in samples for v in s[key]], points)
+            merged["measured_turns"] = sum(len(s["overhead_ms"]) for s in samples)
+            sizes.append({"facts": facts, "users": config.users, "rounds": plan.round_count,
+                          **merged, "runs": len(runs), "seed": seeded[facts]})
+            base = run_baseline(root / f"json-{facts}", plan, pools[embedder][2],
+                                turns=config.baseline_turns,
+                                largest_turns=config.baseline_largest_turns)
+            ours = merged["overhead_ms_excl_embed"]["p95"]
+            base["ratio_p95_vs_ours_excl_embed"] = (round(base["overhead_ms"]["p95"] / ours, 1)
+                                                    if ours else None)
+            baselines.append(base)
+            shutil.rmtree(root / f"json-{facts}", ignore_errors=True)
+            _say(f"json-file baseline at {facts}: p95 {base['overhead_ms']['p95']} ms")
+        folder = root / "throughput"
+        for label, name in (("default_embedder", embedder), ("cheap_embedder", CHEAP_EMBEDDER)):
+            throughput[label] = _worker({
+                "task": "throughput", "folder": str(folder), "embedder": name,
+                "users": config.users, "conversations": config.throughput_conversations,
+                "turns_per_conversation": config.throughput_turns,
+                "pool_size": config.pool_size})
+            _say(f"throughput {label} ({name}): {throughput[label]['turns_per_s']} turns/s")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    by_size = {s["facts"]: s for s in sizes}
+    return {
+        "schema": SCHEMA,
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                    "python": platform.python_version(), "load_avg_at_end": _loadavg()},
+        "embedder": pools[embedder][0],
+        "cheap_embedder": pools.get(CHEAP_EMBEDDER, pools[embedder])[0],
+        "quick": config.runs == 1,
+        "sizes": sizes,
+        "throughput_turns_per_s": {k: v["turns_per_s"] for k, v in throughput.items()},
+        "throughput": throughput,
+        "throughput_facts": tp_size,
+        "consolidation_backlog_after_s": max(
+            (v["consolidation_backlog_after_s"] for v in throughput.values()
+             if v["consolidation_backlog_after_s"] is not None), default=None),
+        "startup_to_first_reply_s": by_size[max(by_size)]["startup_to_first_reply_s"],
+        "baseline_json_file": {"sizes": baselines},
+        "elapsed_s": round(time.perf_counter() - started, 1),
+    }
+
+
+def _loadavg() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def format_markdown(report: dict) -> str:
+    """The report as a Markdown table (one row per size), as printed by the command."""
+    lines = [
+        f"embedder {report['embedder']}, {report['machine']['cpus']} CPUs"
+        + (", quick" if report.get("quick") else ", median of runs"),
+        "",
+        "| facts | overhead p50/p95/p99 ms | excl. embedding p50/p95/p99 ms | embed p50/p95 ms "
+        "| largest user excl. embed p95 ms | recall p50/p95 ms | RSS peak MiB "
+        "| data MiB per 1k turns (after maint.) | start-up s | JSON-file p95 ms |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    base = {b["facts"]: b for b in report["baseline_json_file"]["sizes"]}
+    for s in report["sizes"]:
+        o, x, e, r = (s["overhead_ms"], s["overhead_ms_excl_embed"], s["embed_ms"],
+                      s["recall_ms"])
+        b = base.get(s["facts"], {}).get("overhead_ms", {}).get("p95", "-")
+        lines.append(
+            f"| {s['facts']:,} | {o['p50']}/{o['p95']}/{o['p99']} | {x['p50']}/{x['p95']}/"
+            f"{x['p99']} | {e['p50']}/{e['p95']} | "
+            f"{s['overhead_ms_excl_embed_largest_user']['p95']} | {r['p50']}/{r['p95']} | "
+            f"{s['rss_peak_mib']} | {s['data_dir_mib_per_1000_turns']} "
+            f"({s['data_dir_mib_per_1000_turns_after_maintenance']}) | "
+            f"{s['startup_to_first_reply_s']} | {b} |")
+    tp = report["throughput_turns_per_s"]
+    lines += ["", f"throughput (50 conversations, offline model): {tp.get('default_embedder')} "
+              f"turns/s with the default embedder, {tp.get('cheap_embedder')} with "
+              f"{report['cheap_embedder']}; backlog drained "
+              f"{report['consolidation_backlog_after_s']} s after the load; "
+              f"bench took {report['elapsed_s']} s"]
+    return "\n".join(lines)
