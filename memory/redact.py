@@ -11,6 +11,24 @@ Kinds recognised (English and Chinese):
 * ``ID number``: Chinese resident ID (18 characters, GB 11643-1999 check digit), US SSN
   (``ddd-dd-dddd``), and values after "passport", "ID number", "身份证", "护照".
 
+* ``private key``: PEM/OpenSSH private key blocks (``-----BEGIN ... PRIVATE KEY-----``), age
+  secret keys, and values after "private key", "seed phrase", "私钥";
+* ``one-time code``: 4-8 digits after "verification code", "one-time code", "OTP", "2FA code",
+  "security code", "验证码", "动态码", "校验码";
+* ``IBAN``: ISO 13616 account numbers whose mod-97 checksum is valid.
+
+Provider tokens also recognised: Stripe (``sk_live_``, ``rk_live_``, ...), GitLab ``glpat-``,
+npm ``npm_``, PyPI ``pypi-``, Hugging Face ``hf_``, SendGrid ``SG.``, Twilio ``SK...``, Shopify,
+DigitalOcean, Google OAuth ``ya29.``, Discord bot tokens, Slack webhooks, ``Bearer`` headers and
+credentials inside URLs (``scheme://user:pass@host``).
+
+Kept on purpose (users need them remembered): phone numbers, e-mail and street addresses, dates,
+order and tracking numbers (a digit run right after "order", "tracking", "订单", "单号", ... is
+never taken for a card or ID), versions and prices. Card numbers must look like cards (13-19
+digits, contiguous or in groups of four, first digit 2-6) and pass Luhn; Chinese IDs must hold a
+plausible birth date and a valid check digit. A labelled password without "is"/":"/"=" must
+contain a digit or symbol, so "password manager" or "pin location" are kept.
+
 Redacted spans become ``[redacted <kind>]``; callers tell the user which kinds were not kept.
 """
 
@@ -20,10 +38,20 @@ import re
 from dataclasses import dataclass
 
 _VALUE = r"[^\s,，。;；]{3,}"
+_ASCII_VALUE = r"[!-~]{3,}"
 _LABELLED = [
+    ("one-time code", re.compile(
+        r"(?i)(\b(?:one[- ]time (?:code|password|passcode)|otp|verification code|security code|"
+        r"confirmation code|login code|2fa code|auth(?:entication)? code|sms code)\b"
+        r"\s*(?:is|was|:|=|：)?\s*)(\d{4,8})\b")),
+    ("one-time code", re.compile(r"((?:验证码|校验码|动态码|动态密码|短信码)\s*(?:是|为|:|：)?\s*)(\d{4,8})")),
+    ("private key", re.compile(
+        r"(?i)(\b(?:private key|secret key|seed phrase|mnemonic)\b\s*(?:is|:|=|：)?\s*)"
+        r"((?:0x)?[A-Fa-f0-9]{32,}|(?:[a-z]{3,8} ){11,23}[a-z]{3,8})")),
+    ("private key", re.compile(r"((?:私钥|助记词)\s*(?:是|为|:|：)?\s*)([!-~]{16,}|(?:[a-z]{3,8} ){11,23}[a-z]{3,8})")),
     ("password", re.compile(
-        r"(?i)(\b(?:password|passcode|passwd|pwd|pin)\b\s*(?:is|was|:|=|：)?\s*)(" + _VALUE + ")")),
-    ("password", re.compile(r"((?:密码|口令)\s*(?:是|为|:|：|=)?\s*)(" + _VALUE + ")")),
+        r"(?i)(\b(?:password|passcode|passwd|pwd|pin)\b\s*(is|was|:|=|：)?\s*)(" + _VALUE + ")")),
+    ("password", re.compile(r"((?:密码|口令)\s*(?:是|为|:|：|=)?\s*)(" + _ASCII_VALUE + ")")),
     ("api key", re.compile(
         r"(?i)(\b(?:api[ _-]?key|access[ _-]?token|auth[ _-]?token|token|secret)\b\s*(?:is|:|=|：)?\s*)"
         r"([A-Za-z0-9_\-./+=]{12,})")),
@@ -34,6 +62,18 @@ _LABELLED = [
     ("ID number", re.compile(r"((?:身份证|护照)(?:号码?|号)?\s*(?:是|为|:|：)?\s*)([A-Za-z0-9]{6,})")),
 ]
 _SHAPES = [
+    ("private key", re.compile(
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+        r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)")),
+    ("private key", re.compile(r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}")),
+    ("password", re.compile(r"(?<=://)[^\s/:@]+:[^\s/@]+(?=@)")),
+    ("api key", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9_\-.=+/]{20,}")),
+    ("api key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}")),
+    ("api key", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}|\bnpm_[A-Za-z0-9]{36}\b|\bpypi-[A-Za-z0-9_\-]{50,}")),
+    ("api key", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b|\bSG\.[\w\-]{16,}\.[\w\-]{20,}|\bSK[0-9a-f]{32}\b")),
+    ("api key", re.compile(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b|\bdo[opr]_v1_[a-f0-9]{64}\b|\bya29\.[\w\-]{20,}")),
+    ("api key", re.compile(r"\b[MN][A-Za-z\d]{23,25}\.[\w\-]{6}\.[\w\-]{27,}")),
+    ("api key", re.compile(r"hooks\.slack\.com/services/[A-Za-z0-9/]{20,}")),
     ("api key", re.compile(r"\bsk-(?:ant-)?[A-Za-z0-9_\-]{16,}")),
     ("api key", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}\b|\bgithub_pat_[A-Za-z0-9_]{20,}")),
     ("api key", re.compile(r"\bxox[baprs]-[A-Za-z0-9\-]{10,}")),
@@ -42,8 +82,19 @@ _SHAPES = [
     ("api key", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
     ("ID number", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
 ]
-_CARD_RE = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
+_CARD_RE = re.compile(
+    r"(?<![\d+\-.])(?:[2-6]\d{12,18}|[2-6]\d{3}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{1,3})?"
+    r"|3\d{3}[ -]\d{6}[ -]\d{5})(?![\d\-])")
 _CN_ID_RE = re.compile(r"(?<![0-9A-Za-z])\d{17}[\dXx](?![0-9A-Za-z])")
+_IBAN_RE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
+_REFERENCE_RE = re.compile(
+    r"(?i)(?:order|tracking|invoice|reference|ref|booking|confirmation|shipment|parcel|waybill|"
+    r"transaction|订单|单号|运单|快递|物流|发票|编号|流水号)[^\n]{0,12}$")
+_WEAK_VALUES = frozenset({
+    "manager", "managers", "reset", "changed", "change", "expired", "required", "wrong", "correct",
+    "strong", "weak", "policy", "rules", "hint", "field", "protected", "location", "code", "number",
+    "the", "and", "for", "too", "same", "different", "again", "long", "short", "here", "there",
+})
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +103,15 @@ class Redaction:
 
     text: str
     kinds: tuple[str, ...]
+
+
+def _iban_ok(value: str) -> bool:
+    """ISO 13616 / ISO 7064 mod 97-10: move the first four to the end, letters to 10-35."""
+    value = value.replace(" ", "")
+    if not 15 <= len(value) <= 34:
+        return False
+    moved = value[4:] + value[:4]
+    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
 
 
 def _luhn_ok(digits: str) -> bool:
@@ -65,10 +125,25 @@ def _luhn_ok(digits: str) -> bool:
 
 
 def _cn_id_ok(value: str) -> bool:
+    year, month, day = int(value[6:10]), int(value[10:12]), int(value[12:14])
+    if not (1900 <= year <= 2100 and 1 <= month <= 12 and 1 <= day <= 31):
+        return False
     weights = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
     checks = "10X98765432"
     total = sum(int(c) * w for c, w in zip(value[:17], weights))
     return checks[total % 11] == value[17].upper()
+
+
+def _password_like(m: re.Match) -> bool:
+    """Whether a labelled password value is a value, not the next word of a sentence."""
+    value = m.group(m.lastindex)
+    if value.lower().strip(".!?") in _WEAK_VALUES:
+        return False
+    if m.re.groups < 3:  # the Chinese pattern: its value is ASCII inside a Chinese sentence
+        return True
+    if m.group(2) or not value.isascii():
+        return True
+    return not value.isalpha()
 
 
 def redact(text: str) -> Redaction:
@@ -84,16 +159,23 @@ def redact(text: str) -> Redaction:
 
     def labelled(kind: str):
         def repl(m: re.Match) -> str:
-            if m.group(2).startswith("[redacted"):
+            value = m.group(m.lastindex)
+            if value.startswith("[redacted"):
+                return m.group(0)
+            if kind == "password" and not _password_like(m):
+                return m.group(0)
+            if kind == "api key" and not any(c.isdigit() for c in value):
                 return m.group(0)
             kinds.add(kind)
             return f"{m.group(1)}[redacted {kind}]"
         return repl
 
-    def shaped(kind: str, check=None):
+    def shaped(kind: str, check=None, references: bool = False):
         def repl(m: re.Match) -> str:
             value = re.sub(r"[ -]", "", m.group(0))
             if check is not None and not check(value):
+                return m.group(0)
+            if references and _REFERENCE_RE.search(m.string[:m.start()]):
                 return m.group(0)
             kinds.add(kind)
             return f"[redacted {kind}]"
@@ -101,8 +183,9 @@ def redact(text: str) -> Redaction:
 
     for kind, pattern in _SHAPES:
         text = pattern.sub(shaped(kind), text)
-    text = _CN_ID_RE.sub(shaped("ID number", _cn_id_ok), text)
-    text = _CARD_RE.sub(shaped("card number", _luhn_ok), text)
+    text = _IBAN_RE.sub(shaped("IBAN", _iban_ok), text)
+    text = _CN_ID_RE.sub(shaped("ID number", _cn_id_ok, references=True), text)
+    text = _CARD_RE.sub(shaped("card number", _luhn_ok, references=True), text)
     for kind, pattern in _LABELLED:
         text = pattern.sub(labelled(kind), text)
     return Redaction(text=text, kinds=tuple(sorted(kinds)))
@@ -113,7 +196,8 @@ def describe_redaction(kinds: tuple[str, ...], lang: str) -> str:
     if not kinds:
         return ""
     if lang == "zh":
-        names = {"password": "密码", "api key": "密钥", "card number": "卡号", "ID number": "证件号"}
+        names = {"password": "密码", "api key": "密钥", "card number": "卡号", "ID number": "证件号",
+                 "private key": "私钥", "one-time code": "验证码", "IBAN": "银行账号 (IBAN)"}
         return "注意：你发来的" + "、".join(names.get(k, k) for k in kinds) + "我没有保存。"
     listed = ", ".join(kinds)
     return f"Note: I did not keep the {listed} you sent; it was removed before anything was stored."

@@ -39,3 +39,152 @@ def test_description_names_the_kinds_in_the_users_language():
     assert "password" in describe_redaction(("password",), "en")
     assert "密码" in describe_redaction(("password",), "zh")
     assert describe_redaction((), "en") == ""
+
+
+# The privacy table (issue 8): every secret is redacted, every look-alike is kept verbatim.
+SECRETS = [
+    # passwords and credentials
+    ("my password is hunter22!", "password", "hunter22"),
+    ("Password: correct-horse-battery-9", "password", "correct-horse"),
+    ("the wifi passcode = Tr0ub4dor&3", "password", "Tr0ub4dor"),
+    ("my pin is 4921", "password", "4921"),
+    ("log in with https://admin:s3cretPass@db.example.com/app", "password", "s3cretPass"),
+    ("我的密码是abc12345", "password", "abc12345"),
+    ("邮箱密码：Qw!7xZp2", "password", "Qw!7xZp2"),
+    ("口令为 zhimakaimen88", "password", "zhimakaimen88"),
+    # private keys
+    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq9\n-----END RSA PRIVATE KEY-----",
+     "private key", "MIIEowIBAAKCAQEA7bq9"),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+     "private key", "b3BlbnNzaC1rZXktdjEAAAAA"),
+    ("my wallet private key is 0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
+     "private key", "4c0883a69102937d"),
+    ("AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQS", "private key",
+     "QYQSZQGPQYQSZQGP"),
+    ("私钥是 5Kb8kLf9zgWQnogidDA76MzPL6TsZZY36hWXMssSzNydYXYB9KF", "private key", "5Kb8kLf9zgWQ"),
+    # API keys and provider tokens
+    ("use key sk-ant-api03-abcdefghijklmnopqrstuv", "api key", "abcdefghijklmnopqrstuv"),
+    ("OPENAI key sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t", "api key", "Ab3dEf6hIj9kLm2n"),
+    ("token ghp_abcdefghijklmnopqrstuvwxyz0123", "api key", "ghp_abcdefghij"),
+    ("github_pat_11ABCDEFG0123456789_abcdefghijklmnop", "api key", "11ABCDEFG0123456789"),
+    ("bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw", "api key", "AAHdqTcvCH1vGWJx"),
+    ("slack xoxb-1234567890-abcdefghijkl", "api key", "xoxb-1234567890"),
+    ("AWS AKIAIOSFODNN7EXAMPLE", "api key", "AKIAIOSFODNN7EXAMPLE"),
+    ("maps AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW", "api key", "AIzaSyA1b2C3d4E5"),
+    ("stripe sk_live_51HxYzAbCdEfGhIjKlMnOp", "api key", "51HxYzAbCdEfGhIj"),
+    ("gitlab glpat-xY7_abcdefghij1234567890", "api key", "glpat-xY7"),
+    ("npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "api key", "a1B2c3D4e5F6g7H8"),
+    ("hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", "api key", "AbCdEfGhIjKlMnOp"),
+    ("SG.abcdefghijklmnop1234.ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefg", "api key", "ABCDEFGHIJKLMNOP"),
+    ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9abcdef0123456789", "api key", "eyJhbGciOiJIUzI1"),
+    ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N", "api key", "dozjgNryP4"),
+    ("the api key is 8f14e45fceea167a5a36dedd4bea2543", "api key", "8f14e45fceea167a"),
+    ("密钥是 AbC123xyz789QwE", "api key", "AbC123xyz789"),
+    # one-time codes
+    ("your verification code is 482913", "one-time code", "482913"),
+    ("OTP: 7741", "one-time code", "7741"),
+    ("2FA code 90210455", "one-time code", "90210455"),
+    ("验证码是 482913，五分钟内有效", "one-time code", "482913"),
+    ("动态码：660218", "one-time code", "660218"),
+    # payment cards (Luhn-valid) and IBANs (mod-97-valid)
+    ("card 4111 1111 1111 1111 please", "card number", "4111 1111"),
+    ("charge 5555-5555-5555-4444 tomorrow", "card number", "5555-5555"),
+    ("amex 378282246310005", "card number", "378282246310005"),
+    ("我的卡号是6011111111111117", "card number", "6011111111111117"),
+    ("IBAN DE89 3704 0044 0532 0130 00", "IBAN", "3704 0044"),
+    ("pay to GB82WEST12345698765432", "IBAN", "GB82WEST1234"),
+    ("账户 FR1420041010050500013M02606", "IBAN", "20041010050500013"),
+    # resident IDs, SSNs, passports
+    ("身份证11010519491231002X", "ID number", "11010519491231002X"),
+    ("我的身份证号是 110101199003074477", "ID number", "110101199003074477"),
+    ("ID 440306198512151236 on file", "ID number", "440306198512151236"),
+    ("ssn 078-05-1120", "ID number", "078-05-1120"),
+    ("my social is 219-09-9999", "ID number", "219-09-9999"),
+    ("passport number X1234567", "ID number", "X1234567"),
+    ("护照号 E12345678", "ID number", "E12345678"),
+]
+
+LOOK_ALIKES = [
+    # phone numbers
+    "call me at +1 (415) 555-0132",
+    "my mobile is +86 138 0013 8000",
+    "我的手机号是13800138000",
+    "office 010-12345678 ext 204",
+    "UK number +44 20 7946 0958",
+    "phone: +8613912345678",
+    # e-mail and street addresses
+    "mail me at alice.smith@example.com",
+    "我的邮箱是 zhang.san@qq.com",
+    "I live at 221B Baker Street, London NW1 6XE",
+    "ship it to 1600 Amphitheatre Parkway, Mountain View, CA 94043",
+    "地址是北京市朝阳区建国路88号SOHO现代城2号楼1801",
+    "上海市浦东新区世纪大道100号",
+    # dates and times
+    "I upgraded to Python 3.11.7 on 2024-05-01",
+    "meet at 221 Baker Street at 10:30",
+    "我的生日是5月3日",
+    "the deadline is 03/05/2025",
+    "会议在2024年12月31日下午3点",
+    "born 1990-03-07, moved 2015-09-01",
+    # order and tracking numbers
+    "order #112-3456789-1234567 shipped",
+    "order number 4111111111111111",
+    "tracking 1Z999AA10123456784",
+    "USPS tracking 9400 1000 0000 0000 0000 00",
+    "订单号 4200001234202405011234567",
+    "运单号 SF1234567890123",
+    "快递单号：773012345678901",
+    "订单编号 110101199003074477",
+    "booking reference ABC123, flight CA1234",
+    # versions and identifiers
+    "node v20.11.1 and npm 10.2.4",
+    "版本 2.3.1-beta 已发布",
+    "commit 3f7cfaa2b1d4e5f60718293a4b5c6d7e8f901234",
+    "request id 550e8400-e29b-41d4-a716-446655440000",
+    "the server is at 192.168.1.10:8080",
+    # prices and amounts
+    "It cost $1,250 and 300 yuan",
+    "I paid 1234567890123 yuan",  # fails Luhn: not a card
+    "the laptop was €1.499,99",
+    "价格是 12999 元",
+    "budget ¥3,999.00 per month",
+    # words that sit near secret labels
+    "I use a password manager called Bitwarden",
+    "my password changed last week",
+    "drop a pin location on the map",
+    "the token limit is 4000",
+    "secret santa is on Friday",
+    "密码已经改过了",
+    "验证码没收到",
+    "an invalid IBAN GB00WEST12345698765432",
+    "the code is in Python",
+]
+
+
+@pytest.mark.parametrize("text, kind, secret", SECRETS)
+def test_secret_table_is_redacted(text, kind, secret):
+    result = redact(text)
+    assert kind in result.kinds, result
+    assert secret not in result.text
+    assert f"[redacted {kind}]" in result.text
+
+
+@pytest.mark.parametrize("text", LOOK_ALIKES)
+def test_look_alike_table_is_kept(text):
+    result = redact(text)
+    assert result.text == text
+    assert result.kinds == ()
+
+
+def test_tables_are_large_enough_and_bilingual():
+    def cjk(t):
+        return any("\u4e00" <= c <= "\u9fff" for c in t)
+    assert len(SECRETS) >= 40 and len(LOOK_ALIKES) >= 40
+    assert sum(cjk(t) for t, _, _ in SECRETS) >= 8 and sum(cjk(t) for t in LOOK_ALIKES) >= 8
+    assert {k for _, k, _ in SECRETS} >= {
+        "password", "private key", "api key", "one-time code", "card number", "IBAN", "ID number"}
+
+
+def test_new_kinds_are_described_in_chinese():
+    text = describe_redaction(("IBAN", "one-time code", "private key"), "zh")
+    assert "验证码" in text and "私钥" in text and "IBAN" in text
