@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 LOCOMO := ../shared/data/locomo
+LONGMEMEVAL := ../shared/data/longmemeval
+MEMDAILY := ../shared/data/memdaily
 
 .PHONY: run test eval-smoke bench
 
@@ -26,6 +28,19 @@ eval-smoke: $(VENV)
 	else \
 		echo "eval-smoke: skipped, $(LOCOMO) is absent"; \
 	fi
+	@if [ -f $(LONGMEMEVAL)/longmemeval_oracle_shared.json ]; then \
+		$(BIN)/memory-bot eval longmemeval $(LONGMEMEVAL)/longmemeval_oracle_shared.json --limit 3 \
+			--out eval-smoke-longmemeval.json; \
+	else \
+		echo "eval-smoke: skipped, $(LONGMEMEVAL) is absent"; \
+	fi
+	@if [ -f $(MEMDAILY)/01_simple_items.json ]; then \
+		$(BIN)/memory-bot eval memdaily $(MEMDAILY)/01_simple_items.json --out eval-smoke-memdaily.json; \
+	else \
+		echo "eval-smoke: skipped, $(MEMDAILY) is absent"; \
+	fi
 
-bench:
-	@echo "bench: not implemented yet, see issue 11"
+# Performance benchmark (docs/benchmarks.md): about 10 minutes on 2 cores; ARGS="--quick" for
+# the 2-minute version. The report goes to bench.json, the table to standard output.
+bench: $(VENV)
+	$(BIN)/memory-bot bench --out bench.json $(ARGS)

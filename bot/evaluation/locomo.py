@@ -42,6 +42,7 @@ from bot.evaluation.metrics import (
     stratified_sample,
 )
 from bot.evaluation.report import QuestionScore, build_report, empty_system, system_report
+from bot.evaluation.runner import EvalQuestion
 from bot.evaluation.target import EvalItem, ReplayTarget
 from memory.ports import Embedder, TokenCounter
 
@@ -145,6 +146,7 @@ class Question:
     category: int
     type: str
     evidence: tuple[str, ...]
+    answer: str = ""
 
     @property
     def in_overall(self) -> bool:
@@ -243,7 +245,8 @@ def _parse_record(record: dict, path: Path, default_id: str) -> Conversation:
             continue
         questions.append(
             Question(index=index, question=str(qa["question"]), category=category,
-                     type=CATEGORY_TYPES[category], evidence=tuple(evidence))
+                     type=CATEGORY_TYPES[category], evidence=tuple(evidence),
+                     answer=str(qa.get("answer", qa.get("adversarial_answer", ""))))
         )
     asked_at = max(sessions[-1].started_at + QUESTION_DELAY, sessions[-1].closed_at + TURN_SPACING)
     return Conversation(
@@ -310,6 +313,7 @@ async def run_locomo(
     work_dir: Path | None = None,
     production_budget: int = PRODUCTION_BUDGET,
     block_overhead_tokens: int = 0,
+    on_answer: Callable[[EvalQuestion, list[EvalItem]], Awaitable[None]] | None = None,
 ) -> dict:
     """Replay LoCoMo into ``ours`` and score it beside the BM25 and dense baselines.
 
@@ -330,6 +334,9 @@ async def run_locomo(
         production_budget: budget in tokens at which ``memory_tokens_mean`` is taken.
         block_overhead_tokens: tokens of the memory block's fixed parts, charged once per
             non-empty packed block by every system (default 0).
+        on_answer: awaited with each question (as a ``runner.EvalQuestion``; category 5 as
+            abstention) and ``ours``' items packed at ``production_budget``
+            (``bot.evaluation.answer``).
 
     ``memory_tokens_mean`` (every system) and ``recall_ms_p50/p95`` (``ours``: wall time of
     the target's ``recall`` call) are taken over the questions of categories 1-4, like
@@ -413,6 +420,10 @@ async def run_locomo(
                         if q.category == 5:
                             abstention_total += 1
                             abstention_empty += not any(not item.pinned for item in items)
+                        if on_answer is not None:
+                            await on_answer(_as_eval_question(conversation, q), list(pack(
+                                items, production_budget,
+                                block_overhead_tokens=block_overhead_tokens).items))
                 finally:
                     await target.aclose()
 
@@ -462,6 +473,13 @@ async def run_locomo(
     bm25_overall = report["systems"]["bm25"]["overall"]
     say("locomo: bm25 overall " + ", ".join(f"{k}={v:.3f}" for k, v in bm25_overall.items() if isinstance(v, float)))
     return report
+
+
+def _as_eval_question(conversation: Conversation, q: Question) -> EvalQuestion:
+    return EvalQuestion(
+        question_id=f"{conversation.sample_id}:{q.index}", question=q.question, type=q.type,
+        in_overall=q.in_overall, evidence=q.evidence, evidence_sessions=(),
+        asked_at=conversation.asked_at, abstention=q.category == 5, answer=q.answer)
 
 
 def _running(scores: Sequence[QuestionScore], budget: int) -> str:

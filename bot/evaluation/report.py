@@ -14,6 +14,8 @@ from bot.evaluation.metrics import mean
 
 SCHEMA = "memory-bot-eval/1"
 SYSTEMS = ("ours", "bm25", "dense")
+#: Per dataset, the ``by_type`` names left out of ``overall`` (for the table's overall n).
+NOT_IN_OVERALL = {"locomo": ("adversarial",), "longmemeval": ("abstention",), "memdaily": ()}
 
 
 def recall_key(budget: int) -> str:
@@ -121,7 +123,10 @@ def format_markdown(report: dict) -> str:
     covers); a few summary lines follow the table.
     """
     budgets = report["budgets_tokens"]
-    header = ["system", "type", "n", *(f"R@{b}" for b in budgets)]
+    session_keys = [k for k in ("session_recall@5", "session_recall@10")
+                    if any(k in system.get("overall", {}) for system in report["systems"].values())]
+    header = ["system", "type", "n", *(f"R@{b}" for b in budgets),
+              *(k.replace("session_recall@", "S@") for k in session_keys)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     scope = report.get("overall_scope", "")
     for name, system in report["systems"].items():
@@ -130,12 +135,14 @@ def format_markdown(report: dict) -> str:
             continue
         by_type = system.get("by_type", {})
         overall_n = sum(
-            block["n"] for type_name, block in by_type.items() if type_name != "adversarial"
-        ) if report.get("dataset") == "locomo" else None
+            block["n"] for type_name, block in by_type.items()
+            if type_name not in NOT_IN_OVERALL.get(report.get("dataset"), ())
+        ) if report.get("dataset") in NOT_IN_OVERALL else None
         rows = [(f"overall ({scope})" if scope else "overall", overall_n, system["overall"])]
         rows += [(type_name, block["n"], block) for type_name, block in by_type.items()]
         for type_name, n, block in rows:
-            cells = [name, type_name, _fmt(n), *(_fmt(block.get(recall_key(b))) for b in budgets)]
+            cells = [name, type_name, _fmt(n), *(_fmt(block.get(recall_key(b))) for b in budgets),
+                     *(_fmt(block.get(k)) for k in session_keys)]
             lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     systems = report["systems"]
@@ -154,6 +161,12 @@ def format_markdown(report: dict) -> str:
         f"- abstention: {abstention.get('questions', 0)} questions, "
         f"empty rate {_fmt(abstention.get('empty_rate'))}"
     )
+    answers = report.get("answers")
+    if answers:
+        lines.append(
+            f"- answers by {answers.get('model')} (judge {answers.get('judge_model') or '-'}): "
+            f"{answers.get('answered')} of {answers.get('questions')} answered, accuracy "
+            f"{_fmt(answers.get('accuracy'))} over {answers.get('judged')} graded")
     lines.append(
         f"- {report.get('questions')} questions, budgets {budgets} tokens, embedder "
         f"{report.get('embedder')}, counter {report.get('token_counter')}, {report.get('elapsed_s')} s"

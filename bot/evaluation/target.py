@@ -75,3 +75,25 @@ class ReplayTarget(Protocol):
     async def aclose(self) -> None:
         """Release resources (files, indexes, background tasks)."""
         ...
+
+
+@runtime_checkable
+class DialogueTarget(ReplayTarget, Protocol):
+    """A ``ReplayTarget`` that also takes the assistant's side of a recorded dialogue and
+    exposes its full ranking (LongMemEval: a user talking to an assistant).
+
+    ``ingest_reply`` stores a recorded assistant turn in the thread's open session, after the
+    user turn it answers; ``last_ranking`` returns every candidate of the last ``recall`` in
+    rank order before packing (pinned items first, as the memory block shows them), for
+    measures that are not budgeted, such as session recall@k.
+    """
+
+    async def ingest_reply(
+        self, *, conversation_id: str, user: str, text: str, sent_at: datetime, message_id: str
+    ) -> None:
+        """Store one recorded assistant reply to ``user`` in the thread ``conversation_id``."""
+        ...
+
+    def last_ranking(self) -> list[EvalItem]:
+        """The ranked candidates of the last ``recall`` call (empty before any)."""
+        ...
