@@ -15,6 +15,7 @@ from pathlib import Path
 
 from adapters.embedders import make_embedder
 from adapters.models import OfflineChatModel
+from bot.datadir import ensure_data_dir
 from bot.engine import ConversationEngine
 from bot.scheduler import MemoryScheduler
 from bot.settings import Settings
@@ -72,6 +73,7 @@ def memory_config(settings: Settings) -> MemoryConfig:
         threshold=settings.similarity_threshold,
         budget_tokens=settings.memory_token_budget,
         default_timezone=settings.default_timezone,
+        summary_trigger_messages=settings.summary_trigger_messages,
     )
 
 
@@ -126,8 +128,7 @@ async def build_app(
         StoreError: a store cannot be opened.
         ConfigError: a setting is invalid.
     """
-    folder = Path(data_dir or settings.data_dir)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = ensure_data_dir(Path(data_dir or settings.data_dir))
     model = model or build_model(settings)  # a ConfigError here leaves nothing open
     embedder = embedder or make_embedder(settings.embedder)
     store = await SQLiteStore.open(folder / "memory.db")

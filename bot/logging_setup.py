@@ -117,7 +117,10 @@ def configure_logging(settings: Settings, *, console: bool) -> Path:
 
     level = logging.getLevelNamesMapping()[settings.log_level]
     mask = SecretMaskFilter(settings.secret_values())
-    settings.log_dir.mkdir(parents=True, exist_ok=True)
+    from bot.datadir import ensure_data_dir
+
+    ensure_data_dir(settings.data_dir)
+    settings.log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     log_file = settings.log_dir / LOG_FILE_NAME
 
     file_handler = logging.handlers.RotatingFileHandler(

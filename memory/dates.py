@@ -81,3 +81,25 @@ def resolve_relative_dates(text: str, *, at: datetime, tz: str = "UTC", lang: st
         text = re.sub(r"(?i)\bon\s+" + re.escape(phrase) + "|" + re.escape(phrase), replacement, text,
                       count=1)
     return text
+
+
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+
+
+def time_keys(at: datetime, text: str, tz: str = "UTC") -> str:
+    """Search keys for the dates a memory is about: the day it was said and the dates its
+    relative expressions point to ("yesterday" said on 2023-05-08 -> 2023-05-07), each as
+    ``YYYY-MM-DD``, month name, year and weekday (e.g. "2023-05-07 May 2023 Sunday"), so a
+    question that names the time ("in May 2023", "last Sunday", "2023年5月") finds it."""
+    days = [local_day(at, tz)]
+    resolved = resolve_relative_dates(text, at=at, tz=tz, lang="zh" if _ZH_CUE.search(text) else "en")
+    if resolved != text:
+        for y, m, d in _ISO.findall(resolved):
+            try:
+                days.append(date(int(y), int(m), int(d)))
+            except ValueError:
+                continue
+    keys = []
+    for day in dict.fromkeys(days):
+        keys.append(f"{day.isoformat()} {day:%B} {day.year} {day:%A} {day.year}年{day.month}月{day.day}日")
+    return " ".join(keys)

@@ -57,14 +57,98 @@ KEY_DATA_RE = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class EpisodeDraft:
-    """An episode computed from a session's turns, before it is stored."""
+    """An episode computed from a session's turns (and, when folding, the previous draft),
+    before it is stored.
+
+    Attributes:
+        summary: extractive summary, at most the requested tokens.
+        key_data: lines kept verbatim (numbers, dates, amounts, versions, addresses), every one
+            of earlier folds included.
+        turn_ids: the turns covered, oldest first.
+        goal: what the user set out to do (first goal-like sentence), or None.
+        decisions: sentences that settle something ("let's use LanceDB").
+        open_tasks: things still to do ("we still need to book the hotel"), minus those a later
+            turn reports done.
+        state: an objective note of how the user said they were ("said they were stressed").
+        participants: speakers of the user turns (several in a group).
+    """
 
     summary: str
     key_data: tuple[KeyDatum, ...]
     turn_ids: tuple[int, ...]
+    goal: str | None = None
+    decisions: tuple[str, ...] = ()
+    open_tasks: tuple[str, ...] = ()
+    state: str | None = None
+    participants: tuple[str, ...] = ()
 
 
-def key_data_of(turns: Sequence[Turn], *, limit: int = 4) -> tuple[KeyDatum, ...]:
+_GOAL = re.compile(r"\b(?:I want to|I'd like to|I would like to|I'm trying to|I am trying to|help me|"
+                   r"I need to|I'm looking for|I am looking for|my goal is)\b|我想|我要|帮我|我需要|我在找|目标是",
+                   re.IGNORECASE)
+_DECISION = re.compile(r"\b(?:let's|let us|we'll|we will|I'll go with|I will go with|I've decided|I decided|"
+                       r"we decided|we agreed|decided to|going with|settled on|we chose|I chose|I'll take)\b"
+                       r"|决定|就用|定了|选了|就这么办|那就", re.IGNORECASE)
+_TASK = re.compile(r"\b(?:still need to|need to|have to|must|should|todo|to-do|remind me to|"
+                   r"don't forget to|we still|next step)\b|还要|还需要|需要|得去|记得|待办|下一步|别忘了",
+                   re.IGNORECASE)
+_DONE = re.compile(r"\b(?:done|finished|booked|bought|sent|paid|submitted|completed|fixed|"
+                   r"took care of|sorted|already)\b|搞定|做完|订好|买好|完成|已经", re.IGNORECASE)
+_STATE = re.compile(r"\b(?:I'm|I am|I feel|I've been|I was) (?:so |really |very |a bit |quite )?"
+                    r"(?:tired|stressed|exhausted|sick|ill|anxious|worried|excited|happy|sad|"
+                    r"overwhelmed|frustrated|busy|in a hurry|nervous|upset)\b"
+                    r"|我(?:好|很|有点|特别)?(?:累|焦虑|担心|开心|难过|紧张|忙|烦|生病)", re.IGNORECASE)
+
+
+def _content(text: str) -> set[str]:
+    return {t for t in search_tokens(text) if len(t) > 2 or not t.isascii()}
+
+
+def _extract(turns: Sequence[Turn]) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Goal, decision, task and state sentences of the user turns, in order."""
+    goals, decisions, tasks, states = [], [], [], []
+    for turn in turns:
+        if turn.role is not Role.USER:
+            continue
+        for sentence in sentences(turn.text):
+            clipped = _clip(sentence, 160)
+            if _GOAL.search(sentence):
+                goals.append(clipped)
+            if _DECISION.search(sentence):
+                decisions.append(clipped)
+            if _TASK.search(sentence) and not _DONE.search(sentence):
+                tasks.append(clipped)
+            if _STATE.search(sentence):
+                states.append(clipped)
+    return goals, decisions, tasks, states
+
+
+def _close_done(tasks: Sequence[str], turns: Sequence[Turn]) -> list[str]:
+    """Drop tasks that a later user sentence reports done (a completion word plus at least two
+    of the task's content words, or all of them when it has fewer)."""
+    done_sentences = [s for t in turns if t.role is Role.USER for s in sentences(t.text)
+                      if _DONE.search(s)]
+    open_ = []
+    for task in tasks:
+        words = _content(task) - _content("need to have to still must should 还要 需要")
+        need = min(2, len(words)) or 1
+        if any(len(words & _content(d)) >= need for d in done_sentences):
+            continue
+        open_.append(task)
+    return open_
+
+
+def _unique(items, limit: int | None = None) -> tuple:
+    seen, out = set(), []
+    for item in items:
+        key = normalise(item.text if isinstance(item, KeyDatum) else item)
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return tuple(out[-limit:] if limit else out)
+
+
+def key_data_of(turns: Sequence[Turn], *, limit: int | None = 4) -> tuple[KeyDatum, ...]:
     """Return the sentences of user turns that hold key data, verbatim (clipped to 120
     characters), the newest ``limit`` of them in conversation order, without exact repeats.
     The cap keeps the pinned last episode small (it is in every prompt of the next session)."""
@@ -77,7 +161,7 @@ def key_data_of(turns: Sequence[Turn], *, limit: int = 4) -> tuple[KeyDatum, ...
             if KEY_DATA_RE.search(sentence) and normalise(sentence) not in seen:
                 seen.add(normalise(sentence))
                 found.append(KeyDatum(text=_clip(sentence, 120), turn_id=turn.id))
-    return tuple(found[-limit:])
+    return tuple(found[-limit:] if limit else found)
 
 
 def _clip(text: str, chars: int) -> str:
@@ -85,24 +169,45 @@ def _clip(text: str, chars: int) -> str:
 
 
 def summarise_session(
-    turns: Sequence[Turn], *, counter: TokenCounter, max_tokens: int = 80
+    turns: Sequence[Turn],
+    *,
+    counter: TokenCounter,
+    max_tokens: int = 80,
+    previous: EpisodeDraft | None = None,
+    carried_tasks: Sequence[str] = (),
 ) -> EpisodeDraft | None:
-    """Build a deterministic extractive episode from a session's turns.
+    """Build a deterministic extractive episode, or fold new turns into ``previous``.
 
-    Sentences of user turns are scored by their number of distinct content tokens (longer,
-    denser sentences first; the session's first sentence gets a bonus because it usually states
-    the goal), the best are taken until ``max_tokens`` (by ``counter``) and put back in
-    conversation order. Speakers are named when more than one user spoke.
+    Sentences are scored by their number of distinct content tokens (longer, denser sentences
+    first); the session's first sentence, and the previous summary's sentences when folding,
+    get a bonus (the goal is usually stated first, and a fold must not lose what was already
+    summarised). The best are taken until ``max_tokens`` (by ``counter``) and put back in
+    conversation order. Key data, decisions and open tasks are the union of the previous draft
+    and the new turns (nothing earlier is dropped; key data is kept verbatim); open tasks carried
+    from the previous session of the thread stay open until a turn reports them done.
+
+    Args:
+        turns: the new turns, oldest first (all of a session, or those since the last fold).
+        counter: the product's token counter.
+        max_tokens: summary length in tokens.
+        previous: the running episode to update (folding); None for a fresh episode.
+        carried_tasks: open tasks of the thread's previous episode.
 
     Returns:
-        The draft, or None when the session has no user text.
+        The draft, or None when there is no user text at all.
     """
     user_turns = [t for t in turns if t.role is Role.USER and t.text.strip()]
-    if not user_turns:
+    if not user_turns and previous is None:
         return None
-    speakers = {t.speaker for t in user_turns}
+    speakers = tuple(dict.fromkeys(t.speaker for t in user_turns if t.speaker))
+    if previous is not None:
+        speakers = tuple(dict.fromkeys(previous.participants + speakers))
     candidates: list[tuple[float, int, str]] = []
     order = 0
+    if previous is not None:
+        for sentence in sentences(previous.summary):
+            candidates.append((len(_content(sentence)) + 6, order, sentence))
+            order += 1
     for turn in user_turns:
         for sentence in sentences(turn.text):
             distinct = len(set(search_tokens(sentence)))
@@ -124,8 +229,17 @@ def summarise_session(
         chosen.append((position, text))
         used += cost
     summary = " ".join(text for _, text in sorted(chosen))
+    goals, decisions, tasks, states = _extract(turns)
+    prev_tasks = tuple(previous.open_tasks) if previous else ()
+    open_tasks = _close_done(_unique([*carried_tasks, *prev_tasks, *tasks]), turns)
     return EpisodeDraft(
         summary=summary,
-        key_data=key_data_of(turns),
-        turn_ids=tuple(t.id for t in turns),
+        key_data=_unique([*(previous.key_data if previous else ()), *key_data_of(turns, limit=None)]),
+        turn_ids=tuple(dict.fromkeys([*(previous.turn_ids if previous else ()),
+                                      *(t.id for t in turns)])),
+        goal=(previous.goal if previous and previous.goal else (goals[0] if goals else None)),
+        decisions=_unique([*(previous.decisions if previous else ()), *decisions], limit=12),
+        open_tasks=tuple(open_tasks[-12:]),
+        state=states[-1] if states else (previous.state if previous else None),
+        participants=speakers,
     )

@@ -37,11 +37,11 @@ from memory.facts import (
     is_correction,
     stable_statement,
 )
-from memory.ports import Embedder
+from memory.ports import Embedder, ScopeFilter, SearchIndex
 from memory.stores.sqlite import SQLiteStore, ThreadRow
 from memory.text import has_cjk, language_of, normalise
 from memory.topics import TopicMatch, match_topics
-from memory.types import Fact, Turn
+from memory.types import Fact, FactStatus, ItemKind, Turn
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +68,10 @@ class SemanticWriter:
     """Writes facts for user turns (see module docstring). Returns outcomes; the caller updates
     the search index for ``changed`` facts."""
 
-    def __init__(self, *, store: SQLiteStore, embedder: Embedder) -> None:
+    def __init__(self, *, store: SQLiteStore, embedder: Embedder, index: SearchIndex) -> None:
         self.store = store
         self.embedder = embedder
+        self.index = index
 
     async def on_user_turn(
         self, *, user_id: int, scope: str, thread: ThreadRow, turn: Turn, tz: str, now: datetime,
@@ -112,6 +113,7 @@ class _Write:
                  turn: Turn, now: datetime, lang: str) -> None:
         self.store = owner.store
         self.embedder = owner.embedder
+        self.index = owner.index
         self.user_id = user_id
         self.scope = scope
         self.thread = thread
@@ -158,11 +160,10 @@ class _Write:
         return await self.candidate(match.key, match.value, match.text, kind=match.topic.kind)
 
     async def free_form(self, text: str, *, kind: str) -> FactOutcome:
-        for fact in await self.store.active_facts(self.user_id, self.scope):
-            if fact.topic is None and (normalise(fact.text) == normalise(text)
-                                       or await self._same_meaning(fact.text, text)):
-                await self.store.confirm_fact(fact.id, self.turn.id, self.now)
-                return FactOutcome("confirmed", fact, explicit=True)
+        twin = await self._near_duplicate(text)
+        if twin is not None:
+            await self.store.confirm_fact(twin.id, self.turn.id, self.now)
+            return FactOutcome("confirmed", twin, explicit=True)
         fact = await self._add(text, kind=kind, topic=None, value=None, mode="explicit",
                                sources=[self.turn.id])
         return FactOutcome("written", fact, explicit=True)
@@ -189,11 +190,10 @@ class _Write:
                 session_id=self.turn.session_id, turn_id=self.turn.id, now=self.now)
             return FactOutcome("candidate")
         if topic is None:
-            for fact in await self.store.active_facts(self.user_id, self.scope):
-                if fact.topic is None and (normalise(fact.text) == norm
-                                           or await self._same_meaning(fact.text, text)):
-                    await self.store.confirm_fact(fact.id, self.turn.id, self.now)
-                    return FactOutcome("confirmed", fact)
+            twin = await self._near_duplicate(text, vector=vector)
+            if twin is not None:
+                await self.store.confirm_fact(twin.id, self.turn.id, self.now)
+                return FactOutcome("confirmed", twin)
         sources = sorted({r["turn_id"] for r in matches} | {self.turn.id})[-3:]
         fact = await self._add(text, kind=kind, topic=topic, value=value, mode="repetition",
                                sources=sources)
@@ -204,6 +204,31 @@ class _Write:
         cal = self.embedder.calibration
         cut = cal.duplicate_cross_language if cross else cal.duplicate
         return cut is not None and float(np.dot(np.asarray(a), np.asarray(b))) >= cut
+
+    async def _near_duplicate(self, text: str, *, vector=None) -> Fact | None:
+        """The user's active free-form fact in this scope that says the same as ``text``: the
+        same normalised words, or a document-document cosine at least the embedder's
+        ``duplicate`` (``duplicate_cross_language`` across scripts). One embedding and one
+        index query, whatever the number of facts."""
+        norm = normalise(text)
+        if vector is None:
+            vector = (await self.embedder.embed_documents([text]))[0]
+        hits = await self.index.search(
+            vector=vector, text="", where=ScopeFilter(scope=self.scope, owner=str(self.user_id)),
+            limit=8)
+        ids = [h.item_id for h in hits if h.kind is ItemKind.FACT]
+        facts = await self.store.get_facts(ids)
+        for hit in sorted(hits, key=lambda h: -(h.cosine or 0)):
+            fact = facts.get(hit.item_id) if hit.kind is ItemKind.FACT else None
+            if fact is None or fact.topic is not None or fact.status is not FactStatus.ACTIVE:
+                continue
+            cal = self.embedder.calibration
+            cut = cal.duplicate_cross_language if has_cjk(fact.text) != has_cjk(text) else cal.duplicate
+            if normalise(fact.text) == norm or (cut is not None and (hit.cosine or 0) >= cut):
+                return fact
+        exact = [f for f in await self.store.active_facts(self.user_id, self.scope)
+                 if f.topic is None and normalise(f.text) == norm]
+        return exact[0] if exact else None
 
     async def _same_meaning(self, a: str, b: str, *, cross_language: bool | None = None) -> bool:
         cross = has_cjk(a) != has_cjk(b) if cross_language is None else cross_language

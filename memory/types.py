@@ -58,6 +58,8 @@ class IncomingMessage:
         sent_at: when the platform says it was sent (aware UTC).
         platform_message_id: the platform's message id, unique within the thread, or None.
         chat_title: title of a group chat, used in ``/memories`` origins.
+        is_admin: the author administers this group chat (set by adapters that know it; only
+            admins may run ``/memory_off chat`` and ``/memory_on chat``). False by default.
     """
 
     thread: ThreadKey
@@ -68,6 +70,7 @@ class IncomingMessage:
     sent_at: datetime
     platform_message_id: str | None = None
     chat_title: str | None = None
+    is_admin: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +151,13 @@ class Episode:
     ended_at: datetime
     created_at: datetime
     scope: str
+    goal: str | None = None
+    decisions: tuple[str, ...] = ()
+    open_tasks: tuple[str, ...] = ()
+    state: str | None = None
+    participants: tuple[str, ...] = ()
+    status: str = "closed"  # "running" while its session is open and folding, then "closed"
+    folds: int = 0
 
 
 @dataclass(frozen=True, slots=True)

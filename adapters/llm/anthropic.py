@@ -18,9 +18,10 @@ the persona plus memory reach about 1100 tokens at most, so caching takes effect
 Sonnet-class models and only when memory is nearly full.
 
 Streaming: replies are streamed when ``stream`` is True, or (the default, ``None``) when
-``max_tokens`` is above :data:`STREAM_ABOVE_TOKENS`. Non-streaming calls always pass an explicit
-``timeout``, so the SDK never refuses a large ``max_tokens`` with its "may take longer than
-10 minutes" ValueError (anthropic-sdk-python #874, known-failures C47).
+``max_tokens`` is above :data:`STREAM_ABOVE_TOKENS` or a chat adapter previews the reply as it
+is written (:mod:`memory.streaming`; the text so far is reported there). Non-streaming calls
+always pass an explicit ``timeout``, so the SDK never refuses a large ``max_tokens`` with its
+"may take longer than 10 minutes" ValueError (anthropic-sdk-python #874, known-failures C47).
 
 Failures are retried here (the SDK's own retries are off) and mapped at the seam: see
 :mod:`adapters.llm._retry`. Non-text blocks (thinking, tool_use) are ignored; a reply cut at
@@ -39,6 +40,7 @@ from anthropic import AsyncAnthropic
 
 from adapters.llm._retry import Failure, RetryPolicy, call_with_retries, retry_after_seconds
 from adapters.llm._usage import CUT_OFF_NOTE, Spent, split_system
+from memory import streaming
 from memory.types import ChatMessage, ModelReply
 
 log = logging.getLogger(__name__)
@@ -94,7 +96,7 @@ class AnthropicChatModel:
         base_url: ``ANTHROPIC_BASE_URL``; None = the SDK default.
         timeout: seconds; the client's time-out (connect, and between received bytes).
         stream: True = always stream, False = never, None = stream above
-            :data:`STREAM_ABOVE_TOKENS` output tokens.
+            :data:`STREAM_ABOVE_TOKENS` output tokens or when :func:`memory.streaming.wanted`.
         retry: retry policy (attempts, backoff, cap on the total wait).
         client: a ready client (shared between the reply and consolidation models).
     """
@@ -141,7 +143,8 @@ class AnthropicChatModel:
             "system": system_blocks(system),
             "messages": [{"role": m.role, "content": m.content} for m in messages],
         }
-        stream = self.stream if self.stream is not None else max_tokens > STREAM_ABOVE_TOKENS
+        stream = self.stream if self.stream is not None else (
+            max_tokens > STREAM_ABOVE_TOKENS or streaming.wanted())  # a chat adapter previews
         spent = Spent()
         started = time.monotonic()
         attempts = 0
@@ -178,6 +181,8 @@ class AnthropicChatModel:
                 async for event in stream:
                     if event.type == "message_start":
                         opened = event.message.usage
+                    elif event.type == "text":
+                        streaming.report(event.snapshot)
                 message = await stream.get_final_message()
             except Exception:
                 if opened is not None:  # the broken attempt was billed for its input

@@ -28,6 +28,7 @@ from openai import AsyncOpenAI
 
 from adapters.llm._retry import Failure, RetryPolicy, call_with_retries, retry_after_seconds
 from adapters.llm._usage import CUT_OFF_NOTE, Spent
+from memory import streaming
 from memory.types import ChatMessage, ModelReply
 
 log = logging.getLogger(__name__)
@@ -135,6 +136,7 @@ class OpenAICompatChatModel:
                 for choice in chunk.choices or ():
                     if choice.delta is not None and choice.delta.content:
                         parts.append(choice.delta.content)
+                        streaming.report("".join(parts))
                     if choice.finish_reason:
                         reason = choice.finish_reason
         return _Answer("".join(parts), _STOP_REASONS.get(reason, reason), model)

@@ -164,4 +164,57 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (user_id, day, model)
     );
     """,
+    # 4: episodes done right: running episodes folded incrementally, their content fields,
+    # per-turn token counts for the fold trigger, several folds per session in the work table.
+    """
+    ALTER TABLE turns ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN folded_through INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE episodes ADD COLUMN goal TEXT;
+    ALTER TABLE episodes ADD COLUMN decisions TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE episodes ADD COLUMN open_tasks TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE episodes ADD COLUMN state TEXT;
+    ALTER TABLE episodes ADD COLUMN participants TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE episodes ADD COLUMN status TEXT NOT NULL DEFAULT 'closed';
+    ALTER TABLE episodes ADD COLUMN folds INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE work_new (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        done_at TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        UNIQUE (kind, session_id, seq)
+    );
+    INSERT INTO work_new (id, kind, session_id, seq, created_at, done_at, attempts, last_error)
+        SELECT id, kind, session_id, 0, created_at, done_at, attempts, last_error FROM work;
+    DROP TABLE work;
+    ALTER TABLE work_new RENAME TO work;
+    CREATE INDEX work_pending ON work(done_at) WHERE done_at IS NULL;
+    """,
+    # 5: privacy and control (issue 8): when a user was told that facts are kept (the consent
+    # note, once), and memory switched off for a whole group chat by its admins.
+    """
+    ALTER TABLE users ADD COLUMN consent_noted_at TEXT;
+    CREATE TABLE chat_settings (
+        platform TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        memory_enabled INTEGER NOT NULL DEFAULT 1,
+        changed_at TEXT NOT NULL,
+        PRIMARY KEY (platform, chat_id)
+    );
+    """,
+    # 6: chat platforms (issue 9): accounts that blocked the bot, and platform updates already
+    # handled (a redelivered update is answered once, also across a restart).
+    """
+    ALTER TABLE accounts ADD COLUMN blocked_at TEXT;
+    CREATE TABLE seen_updates (
+        platform TEXT NOT NULL,
+        update_id TEXT NOT NULL,
+        seen_at TEXT NOT NULL,
+        PRIMARY KEY (platform, update_id)
+    );
+    CREATE INDEX seen_updates_at ON seen_updates(seen_at);
+    """,
 )

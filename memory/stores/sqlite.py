@@ -71,6 +71,7 @@ class SessionRow:
     started_at: datetime
     last_turn_at: datetime
     closed_at: datetime | None
+    folded_through: int = 0  # id of the last turn folded into the running episode
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,12 +86,14 @@ class UserRow:
 
 @dataclass(frozen=True, slots=True)
 class WorkRow:
-    """A pending consolidation job (``kind`` is ``close``) for one session."""
+    """A pending consolidation job for one session: ``close`` (once) or ``fold`` (``seq`` 1, 2,
+    ...)."""
 
     id: int
     kind: str
     session_id: int
     attempts: int
+    seq: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +114,7 @@ class ForgetResult:
     rounds: int
     turns: int
     index_keys: tuple[str, ...]
+    resummarise: tuple[int, ...] = ()  # closed sessions whose episode was deleted (issue 8)
 
 
 class SQLiteStore:
@@ -293,6 +297,7 @@ class SQLiteStore:
             started_at=_dt(row["started_at"]),
             last_turn_at=_dt(row["last_turn_at"]),
             closed_at=_dt(row["closed_at"]),
+            folded_through=row["folded_through"],
         )
 
     async def add_turn(
@@ -307,8 +312,16 @@ class SQLiteStore:
         platform_message_id: str | None = None,
         generated_by: str | None = None,
         memory_off: bool = False,
+        tokens: int = 0,
+        fold_after: tuple[int, int, int] | None = None,
     ) -> tuple[Turn, bool]:
         """Store a turn in the thread's open session, opening a session if none is open.
+
+        With ``fold_after = (turns, tokens, min_turns)``, a ``fold`` job is recorded in the same
+        transaction when no fold is pending and the session's unfolded turns number more than
+        ``turns`` (``SUMMARY_TRIGGER_MESSAGES``), or hold more than ``tokens``
+        (``MAX_WORKING_TOKENS``) while numbering more than ``min_turns`` (so that a fold, which
+        keeps the last 10 turns, has something to fold).
 
         Returns:
             ``(turn, created)``; ``created`` is False when a turn with the same platform message
@@ -340,11 +353,14 @@ class SQLiteStore:
                 )
             cur = await tx.execute(
                 "INSERT INTO turns (thread_id, session_id, user_id, role, speaker, text, created_at,"
-                " platform_message_id, generated_by, memory_off) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                " platform_message_id, generated_by, memory_off, tokens)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (thread_id, session_id, user_id, role.value, speaker, text, _ts(at),
-                 platform_message_id, generated_by, int(memory_off)),
+                 platform_message_id, generated_by, int(memory_off), tokens),
             )
             turn_id = cur.lastrowid
+            if fold_after is not None:
+                await self._maybe_request_fold(tx, session_id, fold_after, at)
         log.debug("turn stored id=%s thread=%s role=%s", turn_id, thread_id, role.value)
         return Turn(
             id=turn_id, thread_id=thread_id, session_id=session_id, role=role, text=text,
@@ -352,6 +368,30 @@ class SQLiteStore:
             platform_message_id=platform_message_id, generated_by=generated_by,
             memory_off=memory_off,
         ), True
+
+    async def _maybe_request_fold(self, tx, session_id: int, bounds: tuple[int, int, int],
+                                  at: datetime) -> None:
+        row = await self._one(
+            "SELECT count(*) AS n, coalesce(sum(t.tokens), 0) AS tokens FROM turns t "
+            "JOIN sessions s ON s.id = t.session_id WHERE t.session_id = ? "
+            "AND t.id > s.folded_through", (session_id,))
+        over_turns = row["n"] > bounds[0]
+        over_tokens = row["tokens"] > bounds[1] and row["n"] > bounds[2]
+        if not (over_turns or over_tokens):
+            return
+        pending = await self._one(
+            "SELECT 1 FROM work WHERE session_id = ? AND kind = 'fold' AND done_at IS NULL",
+            (session_id,))
+        if pending is not None:
+            return
+        seq = await self._one(
+            "SELECT coalesce(max(seq), 0) + 1 AS seq FROM work WHERE session_id = ? AND kind = 'fold'",
+            (session_id,))
+        await tx.execute(
+            "INSERT INTO work (kind, session_id, seq, created_at) VALUES ('fold', ?, ?, ?)",
+            (session_id, seq["seq"], _ts(at)))
+        log.info("fold requested session=%s seq=%s turns=%s tokens=%s", session_id, seq["seq"],
+                 row["n"], row["tokens"])
 
     @staticmethod
     def _turn(row: aiosqlite.Row) -> Turn:
@@ -416,7 +456,12 @@ class SQLiteStore:
             sql += " AND s.thread_id = ?"
             args = (thread_id,)
         rows = await self._all(sql + " ORDER BY w.id", args)
-        return [WorkRow(r["id"], r["kind"], r["session_id"], r["attempts"]) for r in rows]
+        return [WorkRow(r["id"], r["kind"], r["session_id"], r["attempts"], r["seq"]) for r in rows]
+
+    async def work_done(self, work_id: int) -> bool:
+        """True when a job is done (or gone with its session)."""
+        row = await self._one("SELECT done_at FROM work WHERE id = ?", (work_id,))
+        return row is None or row["done_at"] is not None
 
     async def fail_work(self, work_id: int, error: str) -> None:
         """Count a failed attempt of a job (it stays pending)."""
@@ -426,7 +471,7 @@ class SQLiteStore:
                 (error[:500], work_id),
             )
 
-    async def complete_close(
+    async def complete_work(
         self,
         *,
         work_id: int,
@@ -438,12 +483,16 @@ class SQLiteStore:
         ended_at: datetime,
         now: datetime,
         drop_turn_ids: Sequence[int] = (),
+        folded_through: int | None = None,
     ) -> tuple[Episode | None, list[Round]]:
-        """Write a session's episode and rounds and mark its job done, in one transaction.
+        """Write a job's result and mark the job done, in one transaction.
 
-        ``drop_turn_ids`` are deleted in the same transaction (turns said with memory off).
-        Exactly once: a job already done writes nothing and returns ``(None, [])``.
+        The session's episode is inserted or updated in place (one episode per session: a fold
+        updates the running episode, the close finishes it); ``folded_through`` (folds only)
+        moves the session's fold mark; ``drop_turn_ids`` are deleted (turns said with memory
+        off). Exactly once: a job already done writes nothing and returns ``(None, [])``.
         """
+        status = "running" if folded_through is not None else "closed"
         async with self._tx() as tx:
             row = await self._one("SELECT done_at FROM work WHERE id = ?", (work_id,))
             if row is None or row["done_at"] is not None:
@@ -452,18 +501,29 @@ class SQLiteStore:
             thread_id = sess["thread_id"]
             stored_episode = None
             if episode is not None:
-                cur = await tx.execute(
+                await tx.execute(
                     "INSERT INTO episodes (thread_id, session_id, scope, summary, key_data, turn_ids,"
-                    " started_at, ended_at, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                    " started_at, ended_at, created_at, goal, decisions, open_tasks, state,"
+                    " participants, status, folds) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                    "ON CONFLICT (session_id) DO UPDATE SET summary = excluded.summary, "
+                    "key_data = excluded.key_data, turn_ids = excluded.turn_ids, "
+                    "ended_at = excluded.ended_at, goal = excluded.goal, "
+                    "decisions = excluded.decisions, open_tasks = excluded.open_tasks, "
+                    "state = excluded.state, participants = excluded.participants, "
+                    "status = excluded.status, folds = episodes.folds + excluded.folds",
                     (thread_id, session_id, scope, episode.summary,
                      json.dumps([[k.text, k.turn_id] for k in episode.key_data], ensure_ascii=False),
-                     json.dumps(list(episode.turn_ids)), _ts(started_at), _ts(ended_at), _ts(now)),
+                     json.dumps(list(episode.turn_ids)), _ts(started_at), _ts(ended_at), _ts(now),
+                     episode.goal, json.dumps(list(episode.decisions), ensure_ascii=False),
+                     json.dumps(list(episode.open_tasks), ensure_ascii=False), episode.state,
+                     json.dumps(list(episode.participants), ensure_ascii=False), status,
+                     1 if folded_through is not None else 0),
                 )
-                stored_episode = Episode(
-                    id=cur.lastrowid, thread_id=thread_id, session_id=session_id,
-                    summary=episode.summary, key_data=episode.key_data, turn_ids=episode.turn_ids,
-                    started_at=started_at, ended_at=ended_at, created_at=now, scope=scope,
-                )
+                stored_episode = self._episode(await self._one(
+                    "SELECT * FROM episodes WHERE session_id = ?", (session_id,)))
+            elif folded_through is None:
+                await tx.execute("UPDATE episodes SET status = 'closed' WHERE session_id = ?",
+                                 (session_id,))
             stored_rounds = []
             for draft in rounds:
                 cur = await tx.execute(
@@ -480,8 +540,17 @@ class SQLiteStore:
             if drop_turn_ids:
                 marks = ",".join("?" * len(drop_turn_ids))
                 await tx.execute(f"DELETE FROM turns WHERE id IN ({marks})", list(drop_turn_ids))
+            if folded_through is not None:
+                await tx.execute(
+                    "UPDATE sessions SET folded_through = max(folded_through, ?) WHERE id = ?",
+                    (folded_through, session_id))
             await tx.execute("UPDATE work SET done_at = ? WHERE id = ?", (_ts(now), work_id))
         return stored_episode, stored_rounds
+
+    async def session_episode(self, session_id: int) -> Episode | None:
+        """The episode of a session (running or closed), or None."""
+        row = await self._one("SELECT * FROM episodes WHERE session_id = ?", (session_id,))
+        return self._episode(row) if row else None
 
     # ----------------------------------------------------------------- episodes, rounds
 
@@ -493,6 +562,10 @@ class SQLiteStore:
             key_data=tuple(KeyDatum(t, i) for t, i in json.loads(row["key_data"])),
             turn_ids=_ids(row["turn_ids"]), started_at=_dt(row["started_at"]),
             ended_at=_dt(row["ended_at"]), created_at=_dt(row["created_at"]), scope=row["scope"],
+            goal=row["goal"], decisions=tuple(json.loads(row["decisions"])),
+            open_tasks=tuple(json.loads(row["open_tasks"])), state=row["state"],
+            participants=tuple(json.loads(row["participants"])), status=row["status"],
+            folds=row["folds"],
         )
 
     @staticmethod
@@ -504,9 +577,10 @@ class SQLiteStore:
         )
 
     async def last_episode(self, thread_id: int) -> Episode | None:
-        """Return the newest episode of a thread, or None."""
+        """Return the newest closed episode of a thread, or None."""
         row = await self._one(
-            "SELECT * FROM episodes WHERE thread_id = ? ORDER BY ended_at DESC, id DESC LIMIT 1",
+            "SELECT * FROM episodes WHERE thread_id = ? AND status = 'closed' "
+            "ORDER BY ended_at DESC, id DESC LIMIT 1",
             (thread_id,),
         )
         return self._episode(row) if row else None
@@ -664,6 +738,12 @@ class SQLiteStore:
             )
         log.info("fact confirmed id=%s", fact_id)
 
+    async def facts_of_thread(self, thread_id: int) -> list[Fact]:
+        """Every fact learned in a thread (any owner, any status), oldest first."""
+        rows = await self._all("SELECT * FROM facts WHERE origin_thread_id = ? ORDER BY id",
+                               (thread_id,))
+        return [self._fact(r) for r in rows]
+
     async def list_facts(self, user_id: int, statuses: Sequence[FactStatus]) -> list[Fact]:
         """Return a user's facts with the given statuses, oldest first."""
         marks = ",".join("?" * len(statuses))
@@ -709,6 +789,15 @@ class SQLiteStore:
             facts = await self._by_ids("facts", ids, self._fact)
             turn_ids = sorted({t for f in facts for t in f.source_turn_ids})
             round_keys = await self._rounds_with_turns(turn_ids)
+            # issue 8: the replies in those rounds (they may echo the text) go too, and so do
+            # the episodes citing any of these turns, and the user's /why records.
+            echo_ids = await self._replies_quoting(user_id, [f.text for f in facts])
+            round_keys = sorted(set(round_keys) | set(await self._rounds_with_turns(echo_ids)))
+            reply_ids = sorted(({t for r in await self._by_ids("rounds", round_keys, self._round)
+                                 for t in r.turn_ids} | set(echo_ids)) - set(turn_ids))
+            doomed = set(turn_ids) | set(reply_ids)
+            citing = await self._episodes_citing(doomed)
+            episode_ids = [e.id for e in citing]
             marks = ",".join("?" * len(ids))
             await tx.execute(f"DELETE FROM facts WHERE id IN ({marks})", ids)
             if round_keys:
@@ -719,12 +808,18 @@ class SQLiteStore:
                 await tx.execute(
                     f"DELETE FROM turns WHERE id IN ({tmarks}) AND role = 'user'", turn_ids
                 )
+            if reply_ids:
+                await self._delete_ids(tx, "turns", reply_ids)
+            await self._delete_ids(tx, "episodes", episode_ids)
+            await tx.execute("DELETE FROM prompt_records WHERE user_id = ?", (user_id,))
             await tx.execute(
                 "INSERT INTO audit_log (at, user_id, action, count) VALUES (?, ?, 'forget_fact', ?)",
                 (_ts(now), user_id, len(ids)),
             )
-        keys = tuple(f"fact:{i}" for i in ids) + tuple(f"round:{i}" for i in round_keys)
-        return ForgetResult(len(ids), 0, len(round_keys), len(turn_ids), keys)
+        keys = (tuple(f"fact:{i}" for i in ids) + tuple(f"round:{i}" for i in round_keys)
+                + tuple(f"episode:{i}" for i in episode_ids))
+        return ForgetResult(len(ids), len(episode_ids), len(round_keys), len(turn_ids), keys,
+                            tuple(e.session_id for e in citing if e.status == "closed"))
 
     async def _rounds_with_turns(self, turn_ids: Sequence[int]) -> list[int]:
         if not turn_ids:
@@ -762,6 +857,14 @@ class SQLiteStore:
             group_turns = [r["id"] for r in await self._all(
                 "SELECT u.id FROM turns u JOIN threads t ON t.id = u.thread_id "
                 "WHERE t.chat_kind = 'group' AND u.user_id = ?", (user_id,))]
+            # issue 8: group replies that quoted one of the user's facts go too
+            echoes = await self._replies_quoting(user_id, [r["text"] for r in await self._all(
+                "SELECT text FROM facts WHERE user_id = ?", (user_id,))])
+            if echoes:
+                marks = ",".join("?" * len(echoes))
+                group_turns += [r["id"] for r in await self._all(
+                    f"SELECT u.id FROM turns u JOIN threads t ON t.id = u.thread_id WHERE "
+                    f"t.chat_kind = 'group' AND u.id IN ({marks})", echoes)]
             group_rounds = await self._rounds_with_turns(group_turns)
             gset = set(group_turns)
             group_episodes = [r["id"] for r in await self._all(
@@ -1012,6 +1115,292 @@ class SQLiteStore:
                          cache_creation_input_tokens=r["cache_creation_input_tokens"],
                          cache_read_input_tokens=r["cache_read_input_tokens"],
                          cost_usd=r["cost_usd"]) for r in rows]
+
+    # ----------------------------------------------------------------- chat platforms (issue 9)
+
+    async def mark_update_seen(self, platform: str, update_id: str, now: datetime) -> bool:
+        """Record a platform update as handled. Returns False when it was seen before (a
+        redelivery, also across a restart), True the first time."""
+        async with self._tx() as tx:
+            cur = await tx.execute(
+                "INSERT OR IGNORE INTO seen_updates (platform, update_id, seen_at) VALUES (?,?,?)",
+                (platform, update_id, _ts(now)))
+        return cur.rowcount == 1
+
+    async def prune_seen_updates(self, before: datetime) -> int:
+        """Forget handled-update records older than ``before``. Returns the rows removed."""
+        async with self._tx() as tx:
+            cur = await tx.execute("DELETE FROM seen_updates WHERE seen_at < ?", (_ts(before),))
+        return cur.rowcount
+
+    async def set_account_blocked(self, platform: str, platform_user_id: str,
+                                  at: datetime | None) -> None:
+        """Mark a platform account as having blocked the bot (``at``), or clear the mark
+        (None). Unknown accounts are ignored."""
+        async with self._tx() as tx:
+            await tx.execute(
+                "UPDATE accounts SET blocked_at = ? WHERE platform = ? AND platform_user_id = ?",
+                (_ts(at) if at is not None else None, platform, platform_user_id))
+
+    async def blocked_accounts(self, platform: str) -> set[str]:
+        """Platform user ids of the accounts currently marked as having blocked the bot."""
+        rows = await self._all(
+            "SELECT platform_user_id FROM accounts WHERE platform = ? AND blocked_at IS NOT NULL",
+            (platform,))
+        return {r["platform_user_id"] for r in rows}
+
+    async def edit_user_turn(self, thread_id: int, platform_message_id: str, text: str,
+                             now: datetime) -> tuple[Turn, Turn] | None:
+        """Replace the text of the user turn with this platform message id in the thread (an
+        edited message); open fact candidates drawn from it are consumed, in the same
+        transaction.
+
+        Returns:
+            ``(before, after)``, or None when no such user turn is stored.
+        """
+        async with self._tx() as tx:
+            row = await self._one(
+                "SELECT * FROM turns WHERE thread_id = ? AND platform_message_id = ? "
+                "AND role = 'user'", (thread_id, platform_message_id))
+            if row is None:
+                return None
+            await tx.execute("UPDATE turns SET text = ? WHERE id = ?", (text, row["id"]))
+            await tx.execute(
+                "UPDATE fact_candidates SET consumed_at = ? WHERE turn_id = ? "
+                "AND consumed_at IS NULL", (_ts(now), row["id"]))
+        before = self._turn(row)
+        after = await self.get_turns([row["id"]])
+        return before, after[0]
+
+    # ----------------------------------------------------------------- bulk load (issue 11)
+
+    BULK_TABLES = ("users", "accounts", "threads", "sessions", "turns", "episodes", "rounds",
+                   "facts", "work")
+
+    async def insert_many(self, table: str, columns: Sequence[str],
+                          rows: Iterable[Sequence]) -> int:
+        """Insert many rows into one table in one transaction (``executemany``): seeding
+        benchmark stores. Values are stored as given (timestamps as ``_ts`` text, id lists as
+        JSON); no policy runs.
+
+        Returns:
+            The number of rows inserted.
+
+        Raises:
+            StoreError: ``table`` or a column name is not allowed.
+        """
+        if table not in self.BULK_TABLES or not all(c.isidentifier() for c in columns):
+            raise StoreError(f"bulk insert into {table}({', '.join(columns)}) is not allowed")
+        rows = list(rows)
+        sql = (f"INSERT INTO {table} ({', '.join(columns)}) "
+               f"VALUES ({', '.join('?' * len(columns))})")
+        async with self._tx() as tx:
+            await tx.executemany(sql, rows)
+        return len(rows)
+
+    # ----------------------------------------------------------------- export / import (issue 8)
+
+    async def user_rows(self, user_id: int) -> dict[str, list[dict]]:
+        """Every stored row about one user, as plain dicts of column values (export).
+
+        Returns ``users`` and ``accounts`` (the user's), ``facts`` (every status),
+        ``threads`` (the user's private threads, the groups they spoke in, facts' origins),
+        ``turns`` (both sides of their private threads, their own turns in groups),
+        ``sessions`` (those the turns and episodes belong to), ``episodes`` and ``rounds`` of
+        their private scope. Group episodes and rounds belong to the group and are not included.
+        """
+        scope = f"user:{user_id}"
+        out: dict[str, list[dict]] = {}
+
+        async def rows(sql: str, args: Sequence = ()) -> list[dict]:
+            return [dict(r) for r in await self._all(sql, args)]
+
+        out["users"] = await rows("SELECT * FROM users WHERE id = ?", (user_id,))
+        out["accounts"] = await rows("SELECT platform, platform_user_id FROM accounts "
+                                     "WHERE user_id = ? ORDER BY platform", (user_id,))
+        out["facts"] = await rows("SELECT * FROM facts WHERE user_id = ? ORDER BY id", (user_id,))
+        private = [r["id"] for r in await self._all(
+            "SELECT DISTINCT t.id FROM threads t JOIN turns u ON u.thread_id = t.id "
+            "WHERE t.chat_kind = 'private' AND u.user_id = ? UNION SELECT thread_id FROM "
+            "episodes WHERE scope = ?", (user_id, scope))]
+        marks = ",".join("?" * len(private)) or "NULL"
+        out["turns"] = await rows(
+            f"SELECT * FROM turns WHERE thread_id IN ({marks}) OR user_id = ? ORDER BY id",
+            (*private, user_id))
+        out["episodes"] = await rows("SELECT * FROM episodes WHERE scope = ? ORDER BY id",
+                                     (scope,))
+        out["rounds"] = await rows("SELECT * FROM rounds WHERE scope = ? ORDER BY id", (scope,))
+        session_ids = sorted({r["session_id"] for k in ("turns", "episodes", "rounds")
+                              for r in out[k]})
+        out["sessions"] = [dict(r) for r in await self._by_ids("sessions", session_ids,
+                                                               lambda r: r)]
+        thread_ids = sorted(set(private) | {r["thread_id"] for r in out["turns"]}
+                            | {r["origin_thread_id"] for r in out["facts"]})
+        out["threads"] = [dict(r) for r in await self._by_ids("threads", thread_ids, lambda r: r)]
+        return out
+
+    async def _columns(self, table: str) -> list[str]:
+        return [r["name"] for r in await self._all(f"PRAGMA table_info({table})")]
+
+    async def load_user_rows(self, rows: dict[str, list[dict]], now: datetime) -> int:
+        """Insert the rows of :meth:`user_rows` (from another database) as a new user, in one
+        transaction, with fresh ids; references (thread, session, turn ids, scopes) are mapped.
+        Threads are matched by key; open sessions are stored closed (reason ``import``).
+
+        Returns:
+            The new user's id.
+
+        Raises:
+            StoreError: one of the accounts already belongs to a user here.
+        """
+        for acc in rows["accounts"]:
+            if await self.find_user(acc["platform"], acc["platform_user_id"]) is not None:
+                raise StoreError(f"account {acc['platform']}:{acc['platform_user_id']} exists")
+        cols = {t: set(await self._columns(t)) for t in
+                ("users", "threads", "sessions", "turns", "episodes", "rounds", "facts")}
+        (old_user,) = rows["users"]
+
+        async def insert(tx, table: str, row: dict) -> int:
+            keep = {k: v for k, v in row.items() if k in cols[table] and k != "id"}
+            cur = await tx.execute(
+                f"INSERT INTO {table} ({', '.join(keep)}) VALUES ({', '.join('?' * len(keep))})",
+                list(keep.values()))
+            return cur.lastrowid
+
+        def remap_ids(value: str, mapping: dict[int, int]) -> str:
+            return json.dumps([mapping[i] for i in json.loads(value) if i in mapping])
+
+        async with self._tx() as tx:
+            uid = await insert(tx, "users", old_user)
+            for acc in rows["accounts"]:
+                await tx.execute("INSERT INTO accounts (platform, platform_user_id, user_id) "
+                                 "VALUES (?, ?, ?)", (acc["platform"], acc["platform_user_id"], uid))
+            threads: dict[int, int] = {}
+            for t in rows["threads"]:
+                await tx.execute(
+                    "INSERT OR IGNORE INTO threads (platform, chat_id, topic_id, chat_kind, title, "
+                    "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    (t["platform"], t["chat_id"], t["topic_id"], t["chat_kind"], t["title"],
+                     t["created_at"]))
+                cur = await tx.execute(
+                    "SELECT id FROM threads WHERE platform = ? AND chat_id = ? AND topic_id = ?",
+                    (t["platform"], t["chat_id"], t["topic_id"]))
+                threads[t["id"]] = (await cur.fetchone())["id"]
+
+            def scope(value: str) -> str:
+                kind, _, ident = value.partition(":")
+                if kind == "user" and ident == str(old_user["id"]):
+                    return f"user:{uid}"
+                if kind == "thread" and ident.isdigit() and int(ident) in threads:
+                    return f"thread:{threads[int(ident)]}"
+                return value
+
+            sessions: dict[int, int] = {}
+            for s in rows["sessions"]:
+                s = {**s, "thread_id": threads[s["thread_id"]]}
+                if s.get("closed_at") is None:
+                    s.update(closed_at=_ts(now), close_reason="import")
+                sessions[s.pop("id")] = await insert(tx, "sessions", s)
+            turns: dict[int, int] = {}
+            for t in rows["turns"]:
+                user = uid if t.get("user_id") == old_user["id"] else None
+                turns[t["id"]] = await insert(tx, "turns", {
+                    **t, "thread_id": threads[t["thread_id"]],
+                    "session_id": sessions[t["session_id"]], "user_id": user})
+            for table in ("episodes", "rounds"):
+                for r in rows[table]:
+                    await insert(tx, table, {
+                        **r, "thread_id": threads[r["thread_id"]],
+                        "session_id": sessions[r["session_id"]], "scope": scope(r["scope"]),
+                        "turn_ids": remap_ids(r["turn_ids"], turns)})
+            for f in rows["facts"]:
+                await insert(tx, "facts", {
+                    **f, "user_id": uid, "origin_thread_id": threads[f["origin_thread_id"]],
+                    "scope": scope(f["scope"]),
+                    "source_turn_ids": remap_ids(f["source_turn_ids"], turns)})
+            await tx.execute(
+                "INSERT INTO audit_log (at, user_id, action, count) VALUES (?, ?, 'import', ?)",
+                (_ts(now), uid, len(rows["facts"]) + len(rows["episodes"])))
+        log.info("user imported id=%s facts=%d episodes=%d turns=%d", uid, len(rows["facts"]),
+                 len(rows["episodes"]), len(rows["turns"]))
+        return uid
+
+    async def delete_user(self, user_id: int, now: datetime) -> None:
+        """Remove a user row and its accounts (after :meth:`forget_all`; ``import --replace``).
+        The audit log keeps that it happened, not what."""
+        async with self._tx() as tx:
+            await tx.execute("DELETE FROM accounts WHERE user_id = ?", (user_id,))
+            await tx.execute("UPDATE turns SET user_id = NULL WHERE user_id = ?", (user_id,))
+            await tx.execute("DELETE FROM users WHERE id = ?", (user_id,))
+            await tx.execute(
+                "INSERT INTO audit_log (at, user_id, action, count) VALUES (?, ?, 'delete_user', 1)",
+                (_ts(now), user_id))
+
+    async def mark_consent_noted(self, user_id: int, now: datetime) -> bool:
+        """Record that the user was told facts are kept; True only the first time."""
+        async with self._tx() as tx:
+            cur = await tx.execute(
+                "UPDATE users SET consent_noted_at = ? WHERE id = ? AND consent_noted_at IS NULL",
+                (_ts(now), user_id))
+        return cur.rowcount == 1
+
+    async def set_chat_memory(self, platform: str, chat_id: str, enabled: bool,
+                              now: datetime) -> None:
+        """Persist ``/memory_off chat`` / ``/memory_on chat`` for a whole group chat."""
+        async with self._tx() as tx:
+            await tx.execute(
+                "INSERT INTO chat_settings (platform, chat_id, memory_enabled, changed_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (platform, chat_id) DO UPDATE SET "
+                "memory_enabled = excluded.memory_enabled, changed_at = excluded.changed_at",
+                (platform, chat_id, int(enabled), _ts(now)))
+
+    async def chat_memory_enabled(self, platform: str, chat_id: str) -> bool:
+        """False when a group chat's admins switched memory off for the whole chat."""
+        row = await self._one("SELECT memory_enabled FROM chat_settings WHERE platform = ? AND "
+                              "chat_id = ?", (platform, chat_id))
+        return row is None or bool(row["memory_enabled"])
+
+    async def _replies_quoting(self, user_id: int, texts: Sequence[str]) -> list[int]:
+        """Assistant turns, in threads where the user spoke, that quote one of ``texts``
+        (a reply that showed a recalled fact)."""
+        out: set[int] = set()
+        for text in texts:
+            rows = await self._all(
+                "SELECT id FROM turns WHERE role = 'assistant' AND instr(text, ?) > 0 AND "
+                "thread_id IN (SELECT DISTINCT thread_id FROM turns WHERE user_id = ?)",
+                (text, user_id))
+            out |= {r["id"] for r in rows}
+        return sorted(out)
+
+    async def write_episode(self, session_id: int, scope: str, draft: EpisodeDraft, *,
+                            started_at: datetime, ended_at: datetime, now: datetime) -> Episode:
+        """Store a closed session's episode again (re-summarised after ``/forget N`` deleted
+        turns it cited); the session must have none."""
+        async with self._tx() as tx:
+            sess = await self._one("SELECT thread_id FROM sessions WHERE id = ?", (session_id,))
+            await tx.execute(
+                "INSERT INTO episodes (thread_id, session_id, scope, summary, key_data, turn_ids,"
+                " started_at, ended_at, created_at, goal, decisions, open_tasks, state,"
+                " participants, status, folds) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,'closed',0)",
+                (sess["thread_id"], session_id, scope, draft.summary,
+                 json.dumps([[k.text, k.turn_id] for k in draft.key_data], ensure_ascii=False),
+                 json.dumps(list(draft.turn_ids)), _ts(started_at), _ts(ended_at), _ts(now),
+                 draft.goal, json.dumps(list(draft.decisions), ensure_ascii=False),
+                 json.dumps(list(draft.open_tasks), ensure_ascii=False), draft.state,
+                 json.dumps(list(draft.participants), ensure_ascii=False)))
+        return self._episode(await self._one("SELECT * FROM episodes WHERE session_id = ?",
+                                             (session_id,)))
+
+    async def _episodes_citing(self, turn_ids: Iterable[int]) -> list[Episode]:
+        """Episodes (running or closed) whose ``turn_ids`` include any of ``turn_ids``."""
+        wanted = set(turn_ids)
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        rows = await self._all(
+            f"SELECT DISTINCT e.* FROM episodes e JOIN turns t ON t.session_id = e.session_id "
+            f"WHERE t.id IN ({marks})", list(wanted))
+        return [e for e in (self._episode(r) for r in rows) if wanted & set(e.turn_ids)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,8 @@ async def main(start):
         msg = IncomingMessage(ThreadKey("console", "crash"), ChatKind.PRIVATE, "crash", "Crash",
                               text, datetime.now(timezone.utc), platform_message_id=f"m{i}")
         await app.engine.handle(msg)
-        print(f"handled m{i}", flush=True)
+        if not text.startswith("/"):  # commands are not stored as turns
+            print(f"handled m{i}", flush=True)
         i += 1
 
 asyncio.run(main(int(sys.argv[1])))
@@ -86,9 +87,10 @@ def test_sigkill_at_random_points_loses_nothing_and_duplicates_nothing(tmp_path)
         time.sleep(rng.uniform(0.5, 2.5))
         proc.send_signal(signal.SIGKILL)
         out, _ = proc.communicate(timeout=30)
-        done = [line.split()[1] for line in out.splitlines() if line.startswith("handled ")]
-        handled.update(done)
-        start += len(done) + 1  # the killed message may or may not be stored
+        done = [int(line.split()[1][1:]) for line in out.splitlines()
+                if line.startswith("handled ")]
+        handled.update(f"m{i}" for i in done)
+        start = max(done, default=start) + 2  # the killed message may or may not be stored
         checker = subprocess.run(
             [sys.executable, "-c", "import asyncio; from bot.app import build_app; "
              "from bot.settings import load_settings\n"

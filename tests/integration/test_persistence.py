@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from adapters.embedders import HashingEmbedder
 from memory.types import FactStatus
 from tests.conftest import make_harness
 
@@ -117,5 +118,106 @@ async def test_concurrent_first_messages_of_one_user_create_one_user(tmp_path, c
         assert all(replies)
         assert await h.store.count_rows("users") == 1
         assert await h.store.count_rows("threads") == 5
+    finally:
+        await _close(h)
+
+
+def _files_containing_any_case(folder: Path, needle: bytes) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file() and needle.lower() in p.read_bytes().lower()]
+
+
+class _DenseHashing(HashingEmbedder):
+    """The hashing embedder plus a small dense term drawn from the text's digest: every stored
+    vector has distinct bytes everywhere (plain hashing vectors are sparse and share values,
+    so a slice of them would match other rows)."""
+
+    name = "hashing-dense-test"
+
+    async def embed_documents(self, texts):
+        import hashlib
+
+        import numpy as np
+
+        out = []
+        for text, vec in zip(texts, await super().embed_documents(texts)):
+            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+            v = np.asarray(vec) + 0.05 * np.random.default_rng(seed).standard_normal(self.dim)
+            out.append((v / np.linalg.norm(v)).tolist())
+        return out
+
+
+async def _vector_slice(h, key: str) -> bytes:
+    """32 bytes from the middle of a stored vector."""
+    import numpy as np
+
+    rows = (await h.index._table.query().where(f"key = '{key}'").to_arrow()).to_pylist()
+    return np.asarray(rows[0]["vector"], dtype=np.float32)[100:108].tobytes()
+
+
+async def test_forget_n_is_physical_with_vector_bytes_and_citing_episodes(tmp_path, clock):
+    h = await make_harness(tmp_path, clock, lance=True, embedder=_DenseHashing())
+    try:
+        await h.say("remember my locker code word is Vexmarrowind", user="alice")
+        await h.say("what is my locker code word?", user="alice")
+        await h.say("remember I mainly use Python", user="alice")
+        await h.say("/new", user="alice")  # an episode now cites the marker's turns
+        await h.say("remember bob likes Qwertyplonk tea", user="bob")
+        alice = await h.store.find_user("console", "alice")
+        facts = await h.store.list_facts(alice.id, [FactStatus.ACTIVE])
+        marked = next(f for f in facts if "Vexmarrowind" in f.text)
+        vector = await _vector_slice(h, f"fact:{marked.id}")
+        assert _files_containing_any_case(tmp_path, b"VEXMARROWIND")
+        assert _files_containing(tmp_path, vector)
+        n = [f.id for f in facts].index(marked.id) + 1
+        reply = (await h.say(f"/forget {n}", user="alice"))[0]
+        assert reply.startswith("Forgotten:")
+        assert _files_containing_any_case(tmp_path, b"vexmarrowind") == []
+        assert _files_containing(tmp_path, vector) == []
+        assert [f.text for f in await h.store.list_facts(alice.id, [FactStatus.ACTIVE])] == [
+            "The user mainly programs in Python"]
+        assert "Vexmarrowind" not in (await h.say("/memories episodes", user="alice"))[0]
+        (episode,) = await h.memory.episodes_for(alice.id)  # re-summarised from what is left
+        assert "Python" in episode.summary and f"episode:{episode.id}" in await h.index.keys()
+        assert _files_containing(tmp_path, b"Qwertyplonk")  # bob untouched
+    finally:
+        await _close(h)
+
+
+async def test_forget_all_removes_text_and_vector_bytes(tmp_path, clock):
+    h = await make_harness(tmp_path, clock, lance=True, embedder=_DenseHashing())
+    try:
+        await h.say("remember my favourite word is Glimmerquonk", user="alice")
+        await h.say("We talked about glimmerquonk pies", user="alice")
+        await h.say("/new", user="alice")
+        await h.say("remember bob fact Qwertyplonk", user="bob")
+        alice = await h.store.find_user("console", "alice")
+        (fact,) = await h.store.list_facts(alice.id, [FactStatus.ACTIVE])
+        vector = await _vector_slice(h, f"fact:{fact.id}")
+        assert _files_containing(tmp_path, vector)
+        await h.say("/forget all", user="alice")
+        await h.say("yes", user="alice")
+        assert _files_containing_any_case(tmp_path, b"glimmerquonk") == []
+        assert _files_containing(tmp_path, vector) == []
+        assert _files_containing(tmp_path, b"Qwertyplonk")
+    finally:
+        await _close(h)
+
+
+async def test_forget_all_reaches_group_turns_and_replies_quoting_them(tmp_path, clock):
+    from memory.types import ChatKind
+
+    h = await make_harness(tmp_path, clock, lance=True, embedder=_DenseHashing())
+    group = {"chat": "team", "kind": ChatKind.GROUP}
+    try:
+        await h.say("remember I always sit near Flumbertown window", user="alice", **group)
+        await h.say("where do I sit near the window?", user="alice", **group)
+        await h.say("remember I like Qwertyplonk biscuits", user="bob", **group)
+        await h.say("/new", user="bob", **group)
+        assert _files_containing_any_case(tmp_path, b"flumbertown")
+        await h.say("/forget all", user="alice")
+        await h.say("yes", user="alice")
+        assert _files_containing_any_case(tmp_path, b"flumbertown") == []
+        bob = await h.store.find_user("console", "bob")
+        assert len(await h.store.list_facts(bob.id, [FactStatus.ACTIVE])) == 1
     finally:
         await _close(h)
