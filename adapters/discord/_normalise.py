@@ -109,6 +109,12 @@ def incoming(message: discord.Message, me: discord.abc.User) -> IncomingMessage:
     )
 
 
+def _is_admin(user) -> bool:
+    """True for a server member who may manage the server (``/memory_off chat``)."""
+    perms = getattr(user, "guild_permissions", None)
+    return bool(perms is not None and (perms.administrator or perms.manage_guild))
+
+
 def command_message(interaction: discord.Interaction, text: str) -> IncomingMessage:
     """The core's message for a slash command, as if ``text`` (``/memories all``) had been
     typed in the channel the command was used in."""
@@ -121,4 +127,5 @@ def command_message(interaction: discord.Interaction, text: str) -> IncomingMess
         thread=key, chat_kind=kind, platform_user_id=str(user.id),
         display_name=user.display_name, text=text,
         sent_at=interaction.created_at.astimezone(timezone.utc), chat_title=title,
+        is_admin=_is_admin(user),
     )

@@ -12,6 +12,8 @@ checks the secret token and feeds PTB's update queue.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import asyncio
 import dataclasses
 import hmac
@@ -390,6 +392,8 @@ class TelegramAdapter:
         if command in PRIVATE_ONLY and not inbound.private:
             await self._answer_privately(inbound)
             return
+        if command in ("memory_off", "memory_on") and not inbound.private:
+            msg = replace(msg, is_admin=await self._is_chat_admin(msg))
         preview = ReplyStream(self.sender, inbound.target,
                               interval=self.config.edit_interval_s if inbound.private
                               else self.config.group_edit_interval_s)
@@ -410,6 +414,17 @@ class TelegramAdapter:
         if command is not None and replies and await self.conversation.pending_question(msg):
             markup = confirm_buttons(int(msg.platform_user_id))
         await self._deliver(inbound.target, replies, markup=markup)
+
+    async def _is_chat_admin(self, msg) -> bool:
+        """True when the author administers the group (``getChatMember``), for
+        ``/memory_off chat``; any failure counts as not an admin."""
+        try:
+            member = await self.application.bot.get_chat_member(int(msg.thread.chat_id),
+                                                                 int(msg.platform_user_id))
+        except Exception:  # noqa: BLE001 - the platform decides; refusing is the safe answer
+            log.warning("could not check admin status in chat %s", msg.thread.chat_id)
+            return False
+        return member.status in ("administrator", "creator")
 
     async def _answer_privately(self, inbound: Inbound) -> None:
         assert inbound.msg is not None and self.sender is not None and self.me is not None

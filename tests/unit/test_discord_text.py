@@ -63,3 +63,16 @@ def test_pages_hold_at_most_fifteen_lines():
     assert [len(p.split("\n")) for p in result] == [15, 15, 10]
     assert result[1].startswith("16. fact 16")
     assert pages("one line") == ["one line"]
+
+
+def test_only_server_managers_count_as_chat_admins():
+    from types import SimpleNamespace
+
+    import discord
+
+    from adapters.discord._normalise import _is_admin
+
+    assert _is_admin(SimpleNamespace(guild_permissions=discord.Permissions(administrator=True)))
+    assert _is_admin(SimpleNamespace(guild_permissions=discord.Permissions(manage_guild=True)))
+    assert not _is_admin(SimpleNamespace(guild_permissions=discord.Permissions(send_messages=True)))
+    assert not _is_admin(SimpleNamespace(name="a DM user without guild permissions"))
