@@ -15,12 +15,13 @@ from pathlib import Path
 
 from adapters.embedders import make_embedder
 from adapters.models import OfflineChatModel
-from bot.datadir import ensure_data_dir
+from bot.datadir import DataDirLock, ensure_data_dir, lock_data_dir
 from bot.engine import ConversationEngine
 from bot.scheduler import MemoryScheduler
 from bot.settings import Settings
+from bot.usage import record_usage
 from memory.errors import ConfigError
-from memory.ports import ChatModel, Clock, Embedder, SystemClock
+from memory.ports import ChatModel, Clock, Embedder, StructuredModel, SystemClock
 from memory.service import MemoryConfig, MemoryService
 from memory.stores.lancedb import LanceIndex
 from memory.stores.sqlite import SQLiteStore
@@ -39,6 +40,13 @@ class App:
     memory: MemoryService
     engine: ConversationEngine
     scheduler: MemoryScheduler | None = None
+    lock: DataDirLock | None = None
+    closed: bool = False
+
+    @property
+    def stores_open(self) -> bool:
+        """True from :func:`build_app` until :meth:`aclose` begins (``/readyz``)."""
+        return not self.closed
 
     async def start(self) -> None:
         """Start the scheduler and run the start-up work (once, even if called twice; see
@@ -51,17 +59,23 @@ class App:
             await self.scheduler.start()
 
     async def aclose(self) -> None:
-        """Stop the scheduler, finish pending consolidation and close the stores."""
+        """Stop the scheduler, finish pending consolidation, close the stores and release
+        the data folder's lock (last, also when closing fails or is cancelled)."""
+        self.closed = True
         try:
-            if self.scheduler is not None:
-                await self.scheduler.shutdown()
-            await self.engine.shutdown()
+            try:
+                if self.scheduler is not None:
+                    await self.scheduler.shutdown()
+                await self.engine.shutdown()
+            finally:
+                close_model = getattr(self.engine.model, "aclose", None)
+                if close_model is not None:
+                    await close_model()
+                await self.index.close()
+                await self.store.close()
         finally:
-            close_model = getattr(self.engine.model, "aclose", None)
-            if close_model is not None:
-                await close_model()
-            await self.index.close()
-            await self.store.close()
+            if self.lock is not None:
+                self.lock.release()
 
 
 def memory_config(settings: Settings) -> MemoryConfig:
@@ -107,6 +121,15 @@ def build_model(settings: Settings) -> ChatModel:
     return OfflineChatModel()
 
 
+def consolidation_model(model) -> StructuredModel | None:
+    """The model that consolidates (episode summaries and fact extraction, issue 6 part 3):
+    ``CONSOLIDATION_MODEL`` on the reply model's client for Claude (``for_consolidation``), the
+    reply model itself for an OpenAI-compatible server, None for the offline model (rules only,
+    exactly as before: it has no structured output)."""
+    target = model.for_consolidation() if hasattr(model, "for_consolidation") else model
+    return target if isinstance(target, StructuredModel) else None
+
+
 async def build_app(
     settings: Settings,
     *,
@@ -127,29 +150,48 @@ async def build_app(
     Raises:
         StoreError: a store cannot be opened.
         ConfigError: a setting is invalid.
+        DataDirInUse: another memory-bot process holds the data folder (a ``ConfigError``).
     """
     folder = ensure_data_dir(Path(data_dir or settings.data_dir))
-    model = model or build_model(settings)  # a ConfigError here leaves nothing open
-    embedder = embedder or make_embedder(settings.embedder)
-    store = await SQLiteStore.open(folder / "memory.db")
+    lock = lock_data_dir(folder)  # before anything is opened for writing; released by aclose
+    try:
+        model = model or build_model(settings)  # a ConfigError here leaves nothing open
+        embedder = embedder or make_embedder(settings.embedder)
+        store = await SQLiteStore.open(folder / "memory.db")
+    except BaseException:
+        lock.release()
+        raise
     try:
         index = await LanceIndex.open(folder / "lancedb", embedder_name=embedder.name,
                                       dim=embedder.dim)
     except BaseException:
         await store.close()
+        lock.release()
         raise
     memory = MemoryService(store=store, index=index, embedder=embedder,
                            counter=HeuristicTokenCounter(), clock=clock or SystemClock(),
-                           config=memory_config(settings))
+                           config=memory_config(settings),
+                           consolidation_model=consolidation_model(model),
+                           on_model_usage=lambda user_id, reply, at: record_usage(
+                               store, user_id, reply, at))
     scheduler = MemoryScheduler(memory=memory, idle_timeout_seconds=settings.idle_timeout_seconds,
                                 expire_days=settings.memory_expire_days,
                                 retention_days=settings.raw_turn_retention_days)
     engine = ConversationEngine(memory=memory, model=model or build_model(settings),
                                 max_tokens=settings.max_tokens, on_turn=scheduler.on_turn)
     app = App(settings=settings, store=store, index=index, memory=memory, engine=engine,
-              scheduler=scheduler)
-    added, removed = await memory.reconcile()
-    done = await memory.consolidate_pending()
+              scheduler=scheduler, lock=lock)
+    try:
+        added, removed = await memory.reconcile()
+        done = await memory.consolidate_pending()
+    except BaseException:  # close what is open without running more work
+        app.closed = True
+        try:
+            await index.close()
+            await store.close()
+        finally:
+            lock.release()
+        raise
     log.info("app started data_dir=%s embedder=%s reconciled=+%d/-%d pending_done=%d",
              folder, embedder.name, added, removed, done)
     return app

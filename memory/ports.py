@@ -202,3 +202,55 @@ class ManualClock:
         from datetime import timedelta
 
         self._now += timedelta(seconds=seconds)
+
+
+@dataclass(frozen=True, slots=True)
+class StructuredReply:
+    """A model's structured answer (issue 6 part 3: LLM consolidation).
+
+    Attributes:
+        data: the JSON object the model produced (a tool call's input, or a JSON object parsed
+            from its text), or None when it produced none that parses (empty content list,
+            invalid JSON, plain prose).
+        reply: the raw text (for logs; may be empty), the model's name, the stop reason
+            (``max_tokens`` when the output was cut, in which case ``data`` must not be trusted)
+            and the reported usage, as for :meth:`ChatModel.complete`.
+    """
+
+    data: dict | None
+    reply: ModelReply
+
+
+@runtime_checkable
+class StructuredModel(Protocol):
+    """A language model that answers with one JSON object of a given schema (tool use with a
+    forced tool on Claude; ``response_format`` ``json_schema`` on OpenAI-compatible servers,
+    with a JSON-parsing fallback). The offline model does not implement it, so consolidation
+    stays rules-only there.
+
+    Attributes:
+        name: model name recorded with the usage.
+    """
+
+    name: str
+
+    async def complete_structured(
+        self, *, system: str, messages: Sequence[ChatMessage], schema: dict, tool_name: str,
+        description: str, max_tokens: int,
+    ) -> StructuredReply:
+        """Ask for one object matching ``schema`` (JSON Schema, draft 2020-12 subset).
+
+        Args:
+            system: instructions (the conversation itself goes in ``messages``, framed as data).
+            messages: the request, ``user`` role.
+            schema: the object's JSON schema.
+            tool_name: name of the tool / schema (``[a-zA-Z0-9_-]{1,64}``).
+            description: what the tool records (shown to the model).
+            max_tokens: output token cap.
+
+        Raises:
+            ModelRateLimited: the provider asked us to slow down (after the adapter's retries).
+            ModelUnavailable: the provider could not be reached (after the adapter's retries).
+            ModelError: any other failure (e.g. the request was rejected).
+        """
+        ...

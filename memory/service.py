@@ -11,12 +11,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from memory.consolidation import LLMConsolidator
 from memory.dates import time_keys
 from memory.episodes import EpisodeDraft, summarise_session
+from memory.errors import ModelError
+from memory.excerpt import TurnLine, excerpt, terms
 from memory.lifecycle import (
     IdleCheck,
     MaintenanceReport,
@@ -27,7 +30,7 @@ from memory.lifecycle import (
     is_idle,
     retention_cutoff,
 )
-from memory.ports import Clock, Embedder, ScopeFilter, SearchIndex, TokenCounter
+from memory.ports import Clock, Embedder, ScopeFilter, SearchIndex, StructuredModel, TokenCounter
 from memory.recall import MemoryBlocks, asks_about_the_past, pack, rank_hits
 from memory.semantic import FactOutcome, SemanticWriter
 from memory.stores.sqlite import ForgetResult, RoundDraft, SQLiteStore, ThreadRow, UserRow
@@ -40,6 +43,7 @@ from memory.types import (
     IncomingMessage,
     IndexItem,
     ItemKind,
+    ModelReply,
     RecalledItem,
     Role,
     Round,
@@ -53,6 +57,20 @@ OFFLINE_MODEL = "offline"
 #: Most tokens an episode takes in a prompt (the pinned last episode is in every prompt of the
 #: next session: measured on LoCoMo, a larger one cost 0.06 of evidence recall at 400 tokens).
 EPISODE_PROMPT_TOKENS = 90
+#: Most tokens a recalled round takes in a prompt; a longer one is shown as an excerpt of its
+#: best-matching turn around its best-matching sentences (``memory.excerpt``). Issue 5: rounds
+#: with an assistant are ~600 tokens (LongMemEval), so one or two filled a 1,000-token budget.
+#: Measured on LoCoMo at 1,000 tokens: 150 -> 0.743, 60 -> 0.772, 45 -> 0.793 evidence recall,
+#: but the share of the answer's words kept in the shown line of a credited evidence turn fell
+#: from 1.00 to 0.87 (60) and 0.75 (45); 60 is the compromise.
+ROUND_PROMPT_TOKENS = 60
+#: A recalled one-turn round (a message in a conversation between people) brings the next
+#: message of its session with this share of its score: the answer to a question is often the
+#: reply to the message that shares the question's words ("How did the funding help?" ->
+#: "It enabled repairs..."). LoCoMo at 1,000 tokens: 0.713 -> 0.743 (0.75: 0.739, 1.0: 0.740).
+REPLY_WEIGHT = 0.9
+#: At most this many dates on one line that merges rounds repeating the same words.
+REPEAT_DATES = 5
 #: Turns left unfolded in working memory after a fold (issue 4: "every turn except the last 10").
 KEEP_AFTER_FOLD = 10
 
@@ -145,6 +163,8 @@ class MemoryService:
         counter: TokenCounter,
         clock: Clock,
         config: MemoryConfig,
+        consolidation_model: StructuredModel | None = None,
+        on_model_usage: Callable[[int, ModelReply, datetime], Awaitable[None]] | None = None,
     ) -> None:
         self.store = store
         self.index = index
@@ -153,6 +173,11 @@ class MemoryService:
         self.clock = clock
         self.config = config
         self.semantic = SemanticWriter(store=store, embedder=embedder, index=index)
+        # LLM consolidation on top of the rules (issue 6 part 3); None = rules only (offline)
+        self.consolidator = LLMConsolidator(
+            model=consolidation_model, store=store, index=index, embedder=embedder,
+            default_timezone=config.default_timezone, on_usage=on_model_usage,
+        ) if consolidation_model is not None else None
         self._work_locks: dict[int, asyncio.Lock] = {}
         self._background: set[asyncio.Future] = set()
 
@@ -210,12 +235,11 @@ class MemoryService:
     async def working_memory(self, ctx: Context) -> list[Turn]:
         """The prompt window of the thread: its open session's turns not yet folded into the
         running episode, within the bounds (the running episode itself is pinned by recall)."""
-        session = await self.store.open_session(ctx.thread.id)
+        session, recent = await self.store.working_turns(  # hot cache: no SQLite read
+            ctx.thread.id, self.config.max_working_messages * 3)
         if session is None:
             return []
-        turns = [t for t in await self.store.session_turns(
-            session.id, limit=self.config.max_working_messages * 3)
-            if t.id > session.folded_through]
+        turns = [t for t in recent if t.id > session.folded_through]
         return select_window(
             turns, max_turns=self.config.max_working_messages,
             max_tokens=self.config.max_working_tokens, counter=self.counter,
@@ -299,6 +323,10 @@ class MemoryService:
                 try:
                     if await self._run_work(work):
                         done += 1
+                except ModelError as exc:  # expected (429, 529, time-out): retried later
+                    log.warning("consolidation postponed work=%s session=%s: %s", work.id,
+                                work.session_id, exc)
+                    await self.store.fail_work(work.id, f"{type(exc).__name__}: {exc}")
                 except Exception as exc:  # one job's failure must not stop the others
                     log.exception("consolidation failed work=%s session=%s", work.id,
                                   work.session_id)
@@ -367,6 +395,19 @@ class MemoryService:
             draft = summarise_session(kept, counter=self.counter,
                                       max_tokens=self.config.episode_summary_tokens,
                                       previous=previous, carried_tasks=carried)
+        plan = None
+        if self.consolidator is not None and scope and kept and draft is not None:
+            # one structured call before anything is written; ModelUnavailable/RateLimited
+            # propagate and leave this work pending (retried later, never half applied)
+            plan = await self.consolidator.plan(
+                thread=thread, scope=scope, turns=kept, rules=draft, previous=previous,
+                carried=carried, now=self.clock.now())
+            draft = plan.draft
+        changed_facts: list[int] = []
+
+        async def apply_plan(tx) -> None:
+            changed_facts.extend(await self.store.apply_fact_ops(tx, plan.ops, self.clock.now()))
+            await self.store.set_episode_source(tx, work.session_id, plan.source)
         rounds = self._rounds(kept) if scope else []
         now = self.clock.now()
         started = running.started_at if running else (kept[0].created_at if kept else session.started_at)
@@ -377,9 +418,12 @@ class MemoryService:
         episode, stored_rounds = await self.store.complete_work(
             work_id=work.id, session_id=work.session_id, scope=scope, episode=draft,
             rounds=rounds, started_at=started, ended_at=ended, now=now, drop_turn_ids=dropped,
-            folded_through=folded_through,
+            folded_through=folded_through, apply=apply_plan if plan is not None else None,
         )
         items = []
+        if changed_facts:  # before the rounds: their keys include the facts drawn from them
+            facts = await self.store.get_facts(changed_facts)
+            items += await self._fact_items([(f, self._fact_scope(f)) for f in facts.values()])
         if episode is not None:
             items += await self._episode_items([episode])
         items += await self._round_items(stored_rounds)
@@ -496,17 +540,21 @@ class MemoryService:
         Returns:
             ``(added, removed)`` row counts.
         """
+        # Compare ids first and build rows only for what the index lacks (issue 11: building
+        # every row took ~4 s and ~130 MB at each start with 100,000 facts).
         have = await self.index.keys()
-        facts = await self.store.all_facts()
-        episodes = await self.store.all_episodes()
-        rounds = await self.store.all_rounds()
-        want = ({f"fact:{f.id}" for f, _ in facts} | {f"episode:{e.id}" for e in episodes}
-                | {f"round:{r.id}" for r in rounds})
+        ids = await self.store.indexed_ids()
+        want = {f"{kind}:{i}" for kind, kind_ids in ids.items() for i in kind_ids}
         extra = sorted(have - want)
+        del want
         await self.index.delete(extra)
-        items = await self._fact_items([(f, s) for f, s in facts if f"fact:{f.id}" not in have])
-        items += await self._episode_items([e for e in episodes if f"episode:{e.id}" not in have])
-        items += await self._round_items([r for r in rounds if f"round:{r.id}" not in have])
+        missing = {kind: [i for i in kind_ids if f"{kind}:{i}" not in have]
+                   for kind, kind_ids in ids.items()}
+        episodes = await self.store.get_episodes(missing["episode"])
+        rounds = await self.store.get_rounds(missing["round"])
+        items = await self._fact_items(await self.store.facts_with_scope(missing["fact"]))
+        items += await self._episode_items([episodes[i] for i in sorted(episodes)])
+        items += await self._round_items([rounds[i] for i in sorted(rounds)])
         for start in range(0, len(items), 256):
             await self.index.upsert(items[start:start + 256])
         if items or extra:
@@ -528,7 +576,9 @@ class MemoryService:
 
         The last episode of the thread is pinned (the next session starts with it); facts,
         episodes and rounds of the context's scope compete by the fused score
-        (``memory.recall``), cut by the threshold, ``top_k`` facts and the budget. Rows of
+        (``memory.recall``), cut by the threshold, ``top_k`` facts and the budget; rounds longer
+        than ``ROUND_PROMPT_TOKENS`` are shown as excerpts, a one-turn round brings the reply to
+        it, and rounds with the same words are shown once with their dates (issue 5). Rows of
         another scope, and other users' facts, are excluded inside the index query. Recalled
         facts get ``last_recalled_at`` unless ``touch`` is False (read-only questions).
 
@@ -558,7 +608,9 @@ class MemoryService:
         )
         ranked = rank_hits(hits, self.embedder.calibration, threshold=self.config.threshold,
                            cjk=language_of(query) == "zh")
-        candidates = await self._render(ranked, exclude_session_id)
+        candidates = await self._render(ranked, exclude_session_id, query)
+        candidates = await self._with_replies(candidates, query)  # issue 5
+        candidates = self._merge_repeats(candidates)
         pins = [await self.store.last_episode(ctx.thread.id)]
         if exclude_session_id is not None:
             pins.append(await self.store.session_episode(exclude_session_id))
@@ -575,13 +627,15 @@ class MemoryService:
         return RecallResult(blocks=blocks, candidates=len(hits), elapsed_ms=elapsed,
                             ranked=tuple(candidates))
 
-    async def _render(self, ranked, exclude_session_id: int | None) -> list[RecalledItem]:
+    async def _render(self, ranked, exclude_session_id: int | None, query: str = ""
+                      ) -> list[RecalledItem]:
         by_kind: dict[ItemKind, list[int]] = {}
         for hit, _ in ranked:
             by_kind.setdefault(hit.kind, []).append(hit.item_id)
         facts = await self.store.get_facts(by_kind.get(ItemKind.FACT, []))
         episodes = await self.store.get_episodes(by_kind.get(ItemKind.EPISODE, []))
         rounds = await self.store.get_rounds(by_kind.get(ItemKind.ROUND, []))
+        shown = await self._round_excerpts(rounds, query)  # issue 5: long rounds as excerpts
         out: list[RecalledItem] = []
         for hit, score in ranked:
             if hit.kind is ItemKind.FACT and hit.item_id in facts:
@@ -595,9 +649,9 @@ class MemoryService:
                     out.append(self._episode_item(episode, score=score))
             elif hit.kind is ItemKind.ROUND and hit.item_id in rounds:
                 rnd = rounds[hit.item_id]
-                text = f"- ({_date(rnd.created_at)}) " + rnd.text.replace("\n", " / ")
+                text, turn_ids = shown[rnd.id]
                 out.append(RecalledItem(hit.key, hit.kind, text, score,
-                                        self.counter.count(text), rnd.turn_ids,
+                                        self.counter.count(text), turn_ids,
                                         rnd.session_id, rnd.created_at))
         return out
 
@@ -870,3 +924,95 @@ class MemoryService:
             await self.index.upsert(await self._episode_items(written))
         log.info("episodes re-summarised after forget count=%d", len(written))
         return len(written)
+
+    async def _round_excerpts(self, rounds: dict[int, Round], query: str
+                              ) -> dict[int, tuple[str, tuple[int, ...]]]:
+        """Each round's line in the memory block and the turns it carries, by round id: whole
+        when it fits ``ROUND_PROMPT_TOKENS``, else an excerpt of its turn that best matches
+        ``query`` (``memory.excerpt``; issue 5). One turn query for the long rounds only."""
+        out: dict[int, tuple[str, tuple[int, ...]]] = {}
+        long: list[Round] = []
+        for rnd in rounds.values():
+            text = f"- ({_date(rnd.created_at)}) " + rnd.text.replace("\n", " / ")
+            out[rnd.id] = (text, rnd.turn_ids)
+            if self.counter.count(text) > ROUND_PROMPT_TOKENS:
+                long.append(rnd)
+        if not long:
+            return out
+        turns = {t.id: t for t in await self.store.get_turns(
+            {i for rnd in long for i in rnd.turn_ids})}
+        wanted = terms(query)
+        for rnd in long:
+            lines = [TurnLine(t.id, t.speaker or t.role.value, t.text) for i in rnd.turn_ids
+                     if (t := turns.get(i)) is not None and t.generated_by != OFFLINE_MODEL]
+            if lines:
+                out[rnd.id] = excerpt(lines, query, prefix=f"- ({_date(rnd.created_at)}) ",
+                                      limit=ROUND_PROMPT_TOKENS, count=self.counter.count,
+                                      query_terms=wanted)
+        return out
+
+    async def _with_replies(self, candidates: list[RecalledItem], query: str
+                            ) -> list[RecalledItem]:
+        """Add to ranked candidates the round that follows each one-turn round in its session
+        (the reply to it), scored ``REPLY_WEIGHT`` x the round's score (or its own score when
+        higher), and re-sort by score (stable). Pinned items are not in ``candidates`` yet."""
+        if REPLY_WEIGHT <= 0:
+            return candidates
+        score_of = {c.key: c.score for c in candidates}
+        single = [c for c in candidates if c.kind is ItemKind.ROUND and len(c.source_turn_ids) == 1]
+        if not single:
+            return candidates
+        ids = {int(c.key.split(":")[1]) for c in single}
+        mine = await self.store.get_rounds(ids)  # one-turn rounds, not excerpts of longer ones
+        nexts = await self.store.get_rounds([i + 1 for i, r in mine.items()
+                                             if len(r.turn_ids) == 1])
+        boost: dict[int, float] = {}
+        for c in single:
+            rid = int(c.key.split(":")[1])
+            nxt, own = nexts.get(rid + 1), mine.get(rid)
+            if nxt is None or own is None or nxt.session_id != own.session_id:
+                continue
+            boost[nxt.id] = max(boost.get(nxt.id, 0.0), REPLY_WEIGHT * c.score)
+        new = {i: b for i, b in boost.items() if b > score_of.get(f"round:{i}", -1.0)}
+        if not new:
+            return candidates
+        shown = await self._round_excerpts({i: nexts[i] for i in new}, query)
+        out = [c for c in candidates if not (c.kind is ItemKind.ROUND
+                                             and int(c.key.split(":")[1]) in new)]
+        for i, b in new.items():
+            rnd = nexts[i]
+            text, turn_ids = shown[i]
+            out.append(RecalledItem(f"round:{i}", ItemKind.ROUND, text, b, self.counter.count(text),
+                                    turn_ids, rnd.session_id, rnd.created_at))
+        out.sort(key=lambda c: -c.score)
+        return out
+
+    def _merge_repeats(self, candidates: list[RecalledItem]) -> list[RecalledItem]:
+        """Show rounds that repeat the same words once: the best-ranked one keeps its place and
+        lists the dates of up to ``REPEAT_DATES`` repeats (``- (2024-04-01, 2024-04-03) User:
+        ...``) and carries their turns; the repeats leave the ranking (issue 5: in MemDaily a
+        statement is often said again in other conversations, and every copy cost tokens)."""
+        if REPEAT_DATES < 2:
+            return candidates
+        first: dict[str, int] = {}
+        extra: dict[int, list[RecalledItem]] = {}
+        keep: list[RecalledItem] = []
+        for c in candidates:
+            if c.kind is not ItemKind.ROUND or not c.text.startswith("- (") or ") " not in c.text:
+                keep.append(c)
+                continue
+            body = c.text.split(") ", 1)[1]
+            at = first.get(body)
+            if at is None:
+                first[body] = len(keep)
+                keep.append(c)
+            elif len(extra.setdefault(at, [])) < REPEAT_DATES - 1:
+                extra[at].append(c)
+        for at, repeats in extra.items():
+            c = keep[at]
+            dates = list(dict.fromkeys([c.text[3:13], *(r.text[3:13] for r in repeats)]))
+            text = f"- ({', '.join(dates)}) " + c.text.split(") ", 1)[1]
+            turns = tuple(dict.fromkeys([*c.source_turn_ids,
+                                         *(t for r in repeats for t in r.source_turn_ids)]))
+            keep[at] = replace(c, text=text, tokens=self.counter.count(text), source_turn_ids=turns)
+        return keep

@@ -158,6 +158,7 @@ class Episode:
     participants: tuple[str, ...] = ()
     status: str = "closed"  # "running" while its session is open and folding, then "closed"
     folds: int = 0
+    source: str = "rules"  # who wrote the summary: rules | llm | rules-fallback (issue 6)
 
 
 @dataclass(frozen=True, slots=True)

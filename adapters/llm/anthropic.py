@@ -39,8 +39,10 @@ import anthropic
 from anthropic import AsyncAnthropic
 
 from adapters.llm._retry import Failure, RetryPolicy, call_with_retries, retry_after_seconds
+from adapters.llm._structured import parse_json_object
 from adapters.llm._usage import CUT_OFF_NOTE, Spent, split_system
 from memory import streaming
+from memory.ports import StructuredReply
 from memory.types import ChatMessage, ModelReply
 
 log = logging.getLogger(__name__)
@@ -190,6 +192,62 @@ class AnthropicChatModel:
                 raise
         _add_usage(spent, message.usage)
         return _answer(message, self.model)
+
+
+    async def complete_structured(
+        self, *, system: str, messages: Sequence[ChatMessage], schema: dict, tool_name: str,
+        description: str, max_tokens: int,
+    ) -> StructuredReply:
+        """Ask for one object of ``schema`` through tool use: the schema is the tool's
+        ``input_schema`` and ``tool_choice`` forces that tool, so the answer is a ``tool_use``
+        block whose ``input`` is the object. A reply without it (a text answer) is parsed as
+        JSON (:func:`adapters.llm._structured.parse_json_object`). Never streamed (the output
+        cap of consolidation is small, well under :data:`STREAM_ABOVE_TOKENS`); an empty answer
+        is not retried here (the caller falls back to its rules). See
+        :meth:`memory.ports.StructuredModel.complete_structured`.
+
+        Raises:
+            ModelRateLimited, ModelUnavailable, ModelError: as for :meth:`complete`.
+        """
+        params = {
+            "model": self.model,
+            "max_tokens": max_tokens,
+            "system": system_blocks(system),
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "tools": [{"name": tool_name, "description": description, "input_schema": schema}],
+            "tool_choice": {"type": "tool", "name": tool_name},
+        }
+        spent = Spent()
+        attempts = 0
+
+        async def attempt():
+            nonlocal attempts
+            attempts += 1
+            message = await self._client.messages.create(**params, timeout=self.timeout)
+            _add_usage(spent, message.usage)
+            return message
+
+        message = await call_with_retries(attempt, classify=classify, policy=self.retry,
+                                          what=f"anthropic {self.model} (structured)")
+        data = None
+        texts = []
+        for block in message.content or []:
+            kind = getattr(block, "type", None)
+            if kind == "tool_use" and block.name == tool_name and isinstance(block.input, dict):
+                data = data if data is not None else block.input
+            elif kind == "text":
+                texts.append(block.text)
+        text = "".join(texts)
+        if data is None:
+            data = parse_json_object(text)
+        log.info("anthropic structured model=%s attempts=%d stop=%s parsed=%s in=%d out=%d",
+                 message.model or self.model, attempts, message.stop_reason, data is not None,
+                 spent.input_tokens, spent.output_tokens)
+        return StructuredReply(data=data, reply=ModelReply(
+            text=text, model=message.model or self.model, input_tokens=spent.input_tokens,
+            output_tokens=spent.output_tokens, stop_reason=message.stop_reason,
+            cache_creation_input_tokens=spent.cache_creation_input_tokens,
+            cache_read_input_tokens=spent.cache_read_input_tokens))
 
 
 def _add_usage(spent: Spent, usage) -> None:

@@ -27,8 +27,11 @@ import openai
 from openai import AsyncOpenAI
 
 from adapters.llm._retry import Failure, RetryPolicy, call_with_retries, retry_after_seconds
+from adapters.llm._structured import parse_json_object, schema_instruction
 from adapters.llm._usage import CUT_OFF_NOTE, Spent
 from memory import streaming
+from memory.errors import ModelError, ModelRateLimited, ModelUnavailable
+from memory.ports import StructuredReply
 from memory.types import ChatMessage, ModelReply
 
 log = logging.getLogger(__name__)
@@ -66,6 +69,7 @@ class OpenAICompatChatModel:
         self.timeout = timeout
         self.stream = stream
         self.retry = retry or RetryPolicy()
+        self._json_schema_ok = True  # False once the server rejected response_format
         self._owns_client = client is None
         self._client = client or AsyncOpenAI(base_url=base_url, api_key=api_key or NO_KEY,
                                              timeout=timeout, max_retries=0)
@@ -140,6 +144,77 @@ class OpenAICompatChatModel:
                     if choice.finish_reason:
                         reason = choice.finish_reason
         return _Answer("".join(parts), _STOP_REASONS.get(reason, reason), model)
+
+
+    async def complete_structured(
+        self, *, system: str, messages: Sequence[ChatMessage], schema: dict, tool_name: str,
+        description: str, max_tokens: int,
+    ) -> StructuredReply:
+        """Ask for one object of ``schema`` with ``response_format`` ``{"type": "json_schema",
+        "json_schema": {"name", "schema", "strict": false}}``; the schema is also spelled out in
+        the system prompt (:func:`adapters.llm._structured.schema_instruction`) for servers that
+        ignore ``response_format``, and the text is parsed leniently
+        (:func:`adapters.llm._structured.parse_json_object`; a tool call's arguments count too).
+        A server that rejects ``response_format`` (a 4xx other than 408/409/429) is asked once
+        more without it, and this model then stops sending it. Not streamed; an empty answer is
+        not retried here (the caller falls back to its rules). See
+        :meth:`memory.ports.StructuredModel.complete_structured`.
+
+        Raises:
+            ModelRateLimited, ModelUnavailable, ModelError: as for :meth:`complete`.
+        """
+        params: dict = {
+            "model": self.model,
+            "max_tokens": max_tokens,
+            "messages": [{"role": "system", "content": system + "\n\n" + schema_instruction(schema)},
+                         *({"role": m.role, "content": m.content} for m in messages)],
+        }
+        if self._json_schema_ok:
+            params["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": tool_name, "description": description, "schema": schema,
+                "strict": False}}
+        spent = Spent()
+        attempts = 0
+
+        async def attempt():
+            nonlocal attempts
+            attempts += 1
+            response = await self._client.chat.completions.create(**params, timeout=self.timeout)
+            _add_usage(spent, response.usage)
+            return response
+
+        what = f"openai-compatible {self.model} (structured)"
+        try:
+            response = await call_with_retries(attempt, classify=classify, policy=self.retry,
+                                               what=what)
+        except (ModelRateLimited, ModelUnavailable):
+            raise
+        except ModelError:
+            if "response_format" not in params:
+                raise
+            log.warning("%s: the server rejected response_format; asking again without it", what)
+            self._json_schema_ok = False
+            del params["response_format"]
+            response = await call_with_retries(attempt, classify=classify, policy=self.retry,
+                                               what=what)
+        choice = response.choices[0] if response.choices else None
+        text = (choice.message.content or "") if choice is not None else ""
+        reason = choice.finish_reason if choice is not None else None
+        data = parse_json_object(text)
+        if data is None and choice is not None:
+            for call in choice.message.tool_calls or ():
+                function = getattr(call, "function", None)
+                data = parse_json_object(getattr(function, "arguments", None))
+                if data is not None:
+                    break
+        stop = _STOP_REASONS.get(reason, reason)
+        log.info("openai-compatible structured model=%s attempts=%d stop=%s parsed=%s in=%d "
+                 "out=%d", response.model or self.model, attempts, stop, data is not None,
+                 spent.input_tokens, spent.output_tokens)
+        return StructuredReply(data=data, reply=ModelReply(
+            text=text, model=response.model or self.model, input_tokens=spent.input_tokens,
+            output_tokens=spent.output_tokens, stop_reason=stop,
+            cache_read_input_tokens=spent.cache_read_input_tokens))
 
 
 def _add_usage(spent: Spent, usage) -> None:

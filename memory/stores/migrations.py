@@ -217,4 +217,10 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX seen_updates_at ON seen_updates(seen_at);
     """,
+    # 7 (issue 6 part 3): who wrote an episode's summary: ``rules`` (no model
+    # call), ``llm`` (the consolidation model), ``rules-fallback`` (the model's output was
+    # rejected, cut or empty, so the rules' episode was kept).
+    """
+    ALTER TABLE episodes ADD COLUMN source TEXT NOT NULL DEFAULT 'rules';
+    """,
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -22,6 +22,7 @@ import aiosqlite
 
 from memory.episodes import EpisodeDraft
 from memory.errors import StoreError
+from memory.stores.hot import HotTurns
 from memory.stores.migrations import MIGRATIONS
 from memory.types import (
     ChatKind,
@@ -46,6 +47,15 @@ def _ts(value: datetime) -> str:
 
 def _dt(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
+
+
+def _fetch_one(conn: aiosqlite.Connection, sql: str, args: Sequence):
+    """Run ``sql`` and return its first row or None; called in aiosqlite's thread."""
+    cur = conn._conn.execute(sql, args)
+    try:
+        return cur.fetchone()
+    finally:
+        cur.close()
 
 
 def _ids(value: str) -> tuple[int, ...]:
@@ -128,6 +138,7 @@ class SQLiteStore:
         self._conn = conn
         self._lock = asyncio.Lock()
         self.path = path
+        self.hot = HotTurns()  # open sessions and newest turns per thread (memory/stores/hot.py)
 
     @classmethod
     async def open(cls, path: str | Path) -> "SQLiteStore":
@@ -166,23 +177,38 @@ class SQLiteStore:
             log.info("sqlite migration %d applied", number)
 
     @asynccontextmanager
-    async def _tx(self) -> AsyncIterator[aiosqlite.Connection]:
+    async def _tx(self, hot: Sequence[int] | None = None) -> AsyncIterator[aiosqlite.Connection]:
+        """A write transaction. ``hot`` says what it may change of the hot cache's data
+        (``memory/stores/hot.py``): None (the default) = any turn or session, so the whole
+        cache is dropped; session ids = only those sessions' turns and rows; ``()`` = no turn
+        and no session."""
         async with self._lock:
-            await self._conn.execute("BEGIN IMMEDIATE")
+            self.hot.begin_write(hot)
+            failed = True
             try:
-                yield self._conn
-            except BaseException:
-                await self._conn.execute("ROLLBACK")
-                raise
-            await self._conn.execute("COMMIT")
+                await self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._conn
+                except BaseException:
+                    await self._conn.execute("ROLLBACK")
+                    raise
+                await self._conn.execute("COMMIT")
+                failed = False
+            finally:
+                self.hot.end_write(hot, failed=failed)
 
     async def _one(self, sql: str, args: Sequence = ()) -> aiosqlite.Row | None:
-        async with self._conn.execute(sql, args) as cur:
-            return await cur.fetchone()
+        # one round trip to aiosqlite's thread (execute, fetch and close there) instead of
+        # three (execute, fetchone, close): each costs a queue hand-off and an event-loop
+        # wake-up, about a third of a turn's SQLite CPU (docs/benchmarks.md, second pass)
+        run = getattr(self._conn, "_execute", None)
+        if run is None:  # an aiosqlite without the private helper: the public, slower path
+            async with self._conn.execute(sql, args) as cur:
+                return await cur.fetchone()
+        return await run(_fetch_one, self._conn, sql, args)
 
     async def _all(self, sql: str, args: Sequence = ()) -> list[aiosqlite.Row]:
-        async with self._conn.execute(sql, args) as cur:
-            return list(await cur.fetchall())
+        return list(await self._conn.execute_fetchall(sql, args))  # one round trip
 
     # ----------------------------------------------------------------- identities
 
@@ -278,11 +304,17 @@ class SQLiteStore:
     # ----------------------------------------------------------------- sessions, turns
 
     async def open_session(self, thread_id: int) -> SessionRow | None:
-        """Return the thread's open session, or None."""
+        """Return the thread's open session, or None (from the hot cache when it holds it)."""
+        known, session = self.hot.session(thread_id)
+        if known:
+            return session
+        generation = self.hot.generation
         row = await self._one(
             "SELECT * FROM sessions WHERE thread_id = ? AND closed_at IS NULL", (thread_id,)
         )
-        return self._session(row) if row else None
+        session = self._session(row) if row else None
+        self.hot.put_session(thread_id, session, generation)
+        return session
 
     async def get_session(self, session_id: int) -> SessionRow | None:
         """Return a session by id, or None."""
@@ -327,23 +359,30 @@ class SQLiteStore:
             ``(turn, created)``; ``created`` is False when a turn with the same platform message
             id already exists in the thread (a redelivery), which is returned instead.
         """
-        if platform_message_id is not None:
-            row = await self._one(
-                "SELECT * FROM turns WHERE thread_id = ? AND platform_message_id = ?",
-                (thread_id, platform_message_id),
-            )
-            if row is not None:
-                return self._turn(row), False
-        async with self._tx() as tx:
-            row = await self._one(
-                "SELECT id FROM sessions WHERE thread_id = ? AND closed_at IS NULL", (thread_id,)
-            )
+        async with self._tx(hot=()) as tx:  # the hot cache's entry is updated below
+            if platform_message_id is not None:  # checked inside the write transaction
+                row = await self._one(
+                    "SELECT * FROM turns WHERE thread_id = ? AND platform_message_id = ?",
+                    (thread_id, platform_message_id),
+                )
+                if row is not None:
+                    return self._turn(row), False
+            known, open_ = self.hot.session(thread_id)  # exact: no other write is running
+            if not known:
+                row = await self._one(
+                    "SELECT id FROM sessions WHERE thread_id = ? AND closed_at IS NULL",
+                    (thread_id,))
+            else:
+                row = {"id": open_.id} if open_ is not None else None
+            opened = None
             if row is None:
                 cur = await tx.execute(
                     "INSERT INTO sessions (thread_id, started_at, last_turn_at) VALUES (?, ?, ?)",
                     (thread_id, _ts(at), _ts(at)),
                 )
                 session_id = cur.lastrowid
+                opened = SessionRow(id=session_id, thread_id=thread_id, started_at=_dt(_ts(at)),
+                                    last_turn_at=_dt(_ts(at)), closed_at=None, folded_through=0)
                 log.info("session opened id=%s thread=%s", session_id, thread_id)
             else:
                 session_id = row["id"]
@@ -361,6 +400,11 @@ class SQLiteStore:
             turn_id = cur.lastrowid
             if fold_after is not None:
                 await self._maybe_request_fold(tx, session_id, fold_after, at)
+            self.hot.turn_added(thread_id, Turn(  # as session_turns would read it back
+                id=turn_id, thread_id=thread_id, session_id=session_id, role=role, text=text,
+                created_at=_dt(_ts(at)), user_id=user_id, speaker=speaker,
+                platform_message_id=platform_message_id, generated_by=generated_by,
+                memory_off=memory_off), opened=opened, at=_dt(_ts(at)))
         log.debug("turn stored id=%s thread=%s role=%s", turn_id, thread_id, role.value)
         return Turn(
             id=turn_id, thread_id=thread_id, session_id=session_id, role=role, text=text,
@@ -432,7 +476,7 @@ class SQLiteStore:
         Returns:
             True when this call closed it; False when it was already closed (idempotent).
         """
-        async with self._tx() as tx:
+        async with self._tx(hot=(session_id,)) as tx:
             cur = await tx.execute(
                 "UPDATE sessions SET closed_at = ?, close_reason = ? "
                 "WHERE id = ? AND closed_at IS NULL",
@@ -465,7 +509,7 @@ class SQLiteStore:
 
     async def fail_work(self, work_id: int, error: str) -> None:
         """Count a failed attempt of a job (it stays pending)."""
-        async with self._tx() as tx:
+        async with self._tx(hot=()) as tx:
             await tx.execute(
                 "UPDATE work SET attempts = attempts + 1, last_error = ? WHERE id = ?",
                 (error[:500], work_id),
@@ -484,16 +528,21 @@ class SQLiteStore:
         now: datetime,
         drop_turn_ids: Sequence[int] = (),
         folded_through: int | None = None,
+        apply: Callable[[aiosqlite.Connection], Awaitable[None]] | None = None,
     ) -> tuple[Episode | None, list[Round]]:
         """Write a job's result and mark the job done, in one transaction.
 
         The session's episode is inserted or updated in place (one episode per session: a fold
         updates the running episode, the close finishes it); ``folded_through`` (folds only)
         moves the session's fold mark; ``drop_turn_ids`` are deleted (turns said with memory
-        off). Exactly once: a job already done writes nothing and returns ``(None, [])``.
+        off); ``apply`` (the language model's fact decisions, see :meth:`apply_fact_ops`) runs
+        inside the same transaction, after the episode is written. Exactly once: a job already
+        done writes nothing (``apply`` is not called) and returns ``(None, [])``.
         """
         status = "running" if folded_through is not None else "closed"
-        async with self._tx() as tx:
+        # the session's own turns and row change (fold mark, dropped memory-off turns); the
+        # language model's fact decisions (``apply``) touch facts and episodes only
+        async with self._tx(hot=(session_id,)) as tx:
             row = await self._one("SELECT done_at FROM work WHERE id = ?", (work_id,))
             if row is None or row["done_at"] is not None:
                 return None, []
@@ -544,6 +593,11 @@ class SQLiteStore:
                 await tx.execute(
                     "UPDATE sessions SET folded_through = max(folded_through, ?) WHERE id = ?",
                     (folded_through, session_id))
+            if apply is not None:
+                await apply(tx)
+                if stored_episode is not None:  # apply may have set the episode's source
+                    stored_episode = self._episode(await self._one(
+                        "SELECT * FROM episodes WHERE session_id = ?", (session_id,)))
             await tx.execute("UPDATE work SET done_at = ? WHERE id = ?", (_ts(now), work_id))
         return stored_episode, stored_rounds
 
@@ -565,7 +619,7 @@ class SQLiteStore:
             goal=row["goal"], decisions=tuple(json.loads(row["decisions"])),
             open_tasks=tuple(json.loads(row["open_tasks"])), state=row["state"],
             participants=tuple(json.loads(row["participants"])), status=row["status"],
-            folds=row["folds"],
+            folds=row["folds"], source=row["source"] if "source" in row.keys() else "rules",
         )
 
     @staticmethod
@@ -653,27 +707,14 @@ class SQLiteStore:
             StoreError: the text is empty or longer than ``memory.facts.MAX_FACT_CHARS`` (the
                 one length check every write path goes through).
         """
-        from memory.facts import MAX_FACT_CHARS
-
-        if not text.strip() or len(text) > MAX_FACT_CHARS:
-            raise StoreError(f"fact text must be 1-{MAX_FACT_CHARS} characters, got {len(text)}")
-        since = valid_from or now
         async with self._tx() as tx:
-            cur = await tx.execute(
-                "INSERT INTO facts (user_id, kind, text, topic, status, created_at, valid_from,"
-                " last_confirmed_at, origin_thread_id, origin_kind, origin_title, source_turn_ids,"
-                " lang, scope, value, mode) VALUES (?,?,?,?,'active',?,?,?,?,?,?,?,?,?,?,?)",
-                (user_id, kind, text, topic, _ts(now), _ts(since), _ts(now), origin.id,
-                 origin.chat_kind.value, origin.title, json.dumps(list(source_turn_ids)), lang,
-                 scope, value, mode),
-            )
-            for old_id in supersedes:
-                await tx.execute(
-                    "UPDATE facts SET status = 'superseded', valid_to = ? WHERE id = ? AND "
-                    "user_id = ? AND status = 'active'", (_ts(since), old_id, user_id))
-        facts = await self.get_facts([cur.lastrowid])
-        log.info("fact written id=%s user=%s kind=%s", cur.lastrowid, user_id, kind)
-        return facts[cur.lastrowid]
+            fact_id = await self._insert_fact(
+                tx, user_id=user_id, kind=kind, text=text, topic=topic, origin=origin,
+                source_turn_ids=source_turn_ids, lang=lang, scope=scope, now=now,
+                valid_from=valid_from, value=value, mode=mode, supersedes=supersedes)
+        facts = await self.get_facts([fact_id])
+        log.info("fact written id=%s user=%s kind=%s", fact_id, user_id, kind)
+        return facts[fact_id]
 
     async def end_fact(self, fact_id: int, user_id: int, at: datetime) -> bool:
         """Mark an active fact as no longer true ("I quit green tea"): status ``superseded``
@@ -727,15 +768,7 @@ class SQLiteStore:
         """Record a restatement: bump ``last_confirmed_at`` and ``confirmations``; add the
         source turn."""
         async with self._tx() as tx:
-            row = await self._one("SELECT source_turn_ids FROM facts WHERE id = ?", (fact_id,))
-            sources = list(_ids(row["source_turn_ids"]))
-            if turn_id not in sources:
-                sources.append(turn_id)
-            await tx.execute(
-                "UPDATE facts SET last_confirmed_at = ?, confirmations = confirmations + 1,"
-                " source_turn_ids = ? WHERE id = ?",
-                (_ts(now), json.dumps(sources), fact_id),
-            )
+            await self._confirm_in(tx, fact_id, turn_id, now)
         log.info("fact confirmed id=%s", fact_id)
 
     async def facts_of_thread(self, thread_id: int) -> list[Fact]:
@@ -758,7 +791,7 @@ class SQLiteStore:
         if not fact_ids:
             return
         marks = ",".join("?" * len(fact_ids))
-        async with self._tx() as tx:
+        async with self._tx(hot=()) as tx:
             await tx.execute(
                 f"UPDATE facts SET last_recalled_at = ? WHERE id IN ({marks})",
                 (_ts(now), *fact_ids),
@@ -913,7 +946,7 @@ class SQLiteStore:
         self, thread_id: int, user_id: int, payload: dict, now: datetime
     ) -> None:
         """Keep what the model saw for the user's last reply in this thread (for ``/why``)."""
-        async with self._tx() as tx:
+        async with self._tx(hot=()) as tx:
             await tx.execute(
                 "INSERT INTO prompt_records (thread_id, user_id, created_at, payload) "
                 "VALUES (?, ?, ?, ?) ON CONFLICT (thread_id, user_id) DO UPDATE SET "
@@ -967,7 +1000,7 @@ class SQLiteStore:
         Returns:
             True when this call closed it.
         """
-        async with self._tx() as tx:
+        async with self._tx(hot=(session_id,)) as tx:
             cur = await tx.execute(
                 "UPDATE sessions SET closed_at = ?, close_reason = ? "
                 "WHERE id = ? AND closed_at IS NULL AND last_turn_at <= ?",
@@ -1082,7 +1115,7 @@ class SQLiteStore:
         ``cost_usd`` is None when the model has no known price; a row's cost is the sum over its
         calls whose price was known (None while there was none).
         """
-        async with self._tx() as tx:
+        async with self._tx(hot=()) as tx:
             await tx.execute(
                 "INSERT INTO model_usage (user_id, day, model, calls, input_tokens, output_tokens,"
                 " cache_creation_input_tokens, cache_read_input_tokens, cost_usd)"
@@ -1338,7 +1371,7 @@ class SQLiteStore:
 
     async def mark_consent_noted(self, user_id: int, now: datetime) -> bool:
         """Record that the user was told facts are kept; True only the first time."""
-        async with self._tx() as tx:
+        async with self._tx(hot=()) as tx:
             cur = await tx.execute(
                 "UPDATE users SET consent_noted_at = ? WHERE id = ? AND consent_noted_at IS NULL",
                 (_ts(now), user_id))
@@ -1401,6 +1434,206 @@ class SQLiteStore:
             f"SELECT DISTINCT e.* FROM episodes e JOIN turns t ON t.session_id = e.session_id "
             f"WHERE t.id IN ({marks})", list(wanted))
         return [e for e in (self._episode(r) for r in rows) if wanted & set(e.turn_ids)]
+
+    # ----------------------------------------------------------------- reconcile by id (issue 11)
+
+    async def indexed_ids(self) -> dict[str, list[int]]:
+        """The ids of every fact, episode and round, ascending, keyed ``fact`` / ``episode`` /
+        ``round`` (the index key prefixes). Start-up reconcile compares them with the index
+        keys without building a row object (at 100,000 facts building them all took ~4 s and
+        ~130 MB: docs/benchmarks.md)."""
+        out: dict[str, list[int]] = {}
+        for kind, table in (("fact", "facts"), ("episode", "episodes"), ("round", "rounds")):
+            async with self._conn.execute(f"SELECT id FROM {table} ORDER BY id") as cur:
+                out[kind] = [row[0] for row in await cur.fetchall()]
+        return out
+
+    async def facts_with_scope(self, ids: Iterable[int]) -> list[tuple[Fact, str]]:
+        """Facts by id with their ``scope`` column, in id order (missing ids are left out):
+        the rows ``all_facts`` would give for these ids."""
+        ids = list(ids)
+        out: list[tuple[Fact, str]] = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = await self._all(f"SELECT * FROM facts WHERE id IN ({marks}) ORDER BY id",
+                                   chunk)
+            out.extend((self._fact(r), r["scope"]) for r in rows)
+        return out
+
+    # ----------------------------------------------------------------- LLM consolidation (issue 6)
+
+    async def _insert_fact(
+        self, tx: aiosqlite.Connection, *, user_id: int, kind: str, text: str,
+        topic: str | None, origin: ThreadRow, source_turn_ids: Sequence[int], lang: str,
+        scope: str, now: datetime, valid_from: datetime | None = None, value: str | None = None,
+        mode: str = "explicit", supersedes: Sequence[int] = (),
+    ) -> int:
+        """The one fact insert of every write path (``add_fact``, ``apply_fact_ops``) inside
+        an open transaction; returns the new id. Superseded facts get ``valid_to = valid_from``.
+
+        Raises:
+            StoreError: the text is empty or longer than ``memory.facts.MAX_FACT_CHARS``.
+        """
+        from memory.facts import MAX_FACT_CHARS
+
+        if not text.strip() or len(text) > MAX_FACT_CHARS:
+            raise StoreError(f"fact text must be 1-{MAX_FACT_CHARS} characters, got {len(text)}")
+        since = valid_from or now
+        cur = await tx.execute(
+            "INSERT INTO facts (user_id, kind, text, topic, status, created_at, valid_from,"
+            " last_confirmed_at, origin_thread_id, origin_kind, origin_title, source_turn_ids,"
+            " lang, scope, value, mode) VALUES (?,?,?,?,'active',?,?,?,?,?,?,?,?,?,?,?)",
+            (user_id, kind, text, topic, _ts(now), _ts(since), _ts(now), origin.id,
+             origin.chat_kind.value, origin.title, json.dumps(list(source_turn_ids)), lang,
+             scope, value, mode),
+        )
+        for old_id in supersedes:
+            await tx.execute(
+                "UPDATE facts SET status = 'superseded', valid_to = ? WHERE id = ? AND "
+                "user_id = ? AND status = 'active'", (_ts(since), old_id, user_id))
+        return cur.lastrowid
+
+    async def _confirm_in(self, tx: aiosqlite.Connection, fact_id: int, turn_id: int,
+                          now: datetime) -> bool:
+        """Confirm a fact inside an open transaction (see :meth:`confirm_fact`); False when the
+        fact is gone."""
+        row = await self._one("SELECT source_turn_ids FROM facts WHERE id = ?", (fact_id,))
+        if row is None:
+            return False
+        sources = list(_ids(row["source_turn_ids"]))
+        if turn_id not in sources:
+            sources.append(turn_id)
+        await tx.execute(
+            "UPDATE facts SET last_confirmed_at = ?, confirmations = confirmations + 1,"
+            " source_turn_ids = ? WHERE id = ?",
+            (_ts(now), json.dumps(sources), fact_id),
+        )
+        return True
+
+    async def apply_fact_ops(self, tx: aiosqlite.Connection, ops: Sequence["FactOp"],
+                             now: datetime) -> list[int]:
+        """Apply a language model's validated fact decisions inside the transaction of
+        :meth:`complete_work` (all or nothing with the episode and the work's ``done_at``).
+
+        ``add`` inserts a fact (``mode`` ``llm``) through :meth:`_insert_fact` (the length cap)
+        and consumes the rules' repetition candidates of its source turn; ``supersede`` does
+        the same and retires ``target_id``, but only while that fact is still active and the
+        user's (a fact deleted or changed meanwhile is left alone and nothing is added);
+        ``confirm`` bumps an active fact of the user.
+
+        Returns:
+            The ids of facts whose index rows must be rewritten (added and superseded ones).
+        """
+        changed: list[int] = []
+        for op in ops:
+            target = None
+            if op.target_id is not None:
+                target = await self._one(
+                    "SELECT id FROM facts WHERE id = ? AND user_id = ? AND status = 'active'",
+                    (op.target_id, op.user_id))
+            if op.action == "confirm":
+                if target is not None and await self._confirm_in(tx, op.target_id,
+                                                                 op.source_turn_id, now):
+                    log.info("fact confirmed id=%s (model)", op.target_id)
+                continue
+            if op.action == "supersede" and target is None:
+                log.info("fact supersede skipped: id=%s no longer active", op.target_id)
+                continue
+            supersedes = [op.target_id] if op.action == "supersede" else []
+            fact_id = await self._insert_fact(
+                tx, user_id=op.user_id, kind=op.kind, text=op.text, topic=op.topic,
+                origin=op.origin, source_turn_ids=[op.source_turn_id], lang=op.lang,
+                scope=op.scope, now=now, valid_from=op.valid_from, mode="llm",
+                supersedes=supersedes)
+            await tx.execute(
+                "UPDATE fact_candidates SET consumed_at = ? WHERE turn_id = ? AND "
+                "consumed_at IS NULL", (_ts(now), op.source_turn_id))
+            changed += [fact_id, *supersedes]
+            log.info("fact %s id=%s user=%s kind=%s (model)",
+                     "written" if not supersedes else "superseded", fact_id, op.user_id, op.kind)
+        return changed
+
+    async def set_episode_source(self, tx: aiosqlite.Connection, session_id: int,
+                                 source: str) -> None:
+        """Record who wrote a session's episode (``rules``, ``llm``, ``rules-fallback``)
+        inside an open transaction."""
+        await tx.execute("UPDATE episodes SET source = ? WHERE session_id = ?",
+                         (source, session_id))
+
+    async def candidate_turn_ids(self, turn_ids: Iterable[int]) -> set[int]:
+        """Which of ``turn_ids`` the rules recorded as fact candidates (consumed or not): the
+        turns that went through the semantic write policy and stated something possibly
+        stable."""
+        ids = list(turn_ids)
+        found: set[int] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = await self._all(
+                f"SELECT DISTINCT turn_id FROM fact_candidates WHERE turn_id IN ({marks})", chunk)
+            found |= {r["turn_id"] for r in rows}
+        return found
+
+    # ----------------------------------------------------------------- operator views (issue 12)
+
+    async def prompt_records_of(self, user_id: int) -> list[dict]:
+        """Every kept prompt record of one user (the last reply per thread, ``/why``), newest
+        first: dicts with ``thread_id``, ``created_at`` (ISO text) and ``payload`` (decoded)."""
+        rows = await self._all(
+            "SELECT thread_id, created_at, payload FROM prompt_records WHERE user_id = ? "
+            "ORDER BY created_at DESC", (user_id,))
+        return [{"thread_id": r["thread_id"], "created_at": r["created_at"],
+                 "payload": json.loads(r["payload"])} for r in rows]
+
+    # ----------------------------------------------------------------- hot working memory (issue 11)
+
+    async def working_turns(self, thread_id: int, limit: int
+                            ) -> tuple[SessionRow | None, list[Turn]]:
+        """The thread's open session and its newest ``limit`` turns, oldest first (``(None,
+        [])`` when no session is open): :meth:`open_session` and :meth:`session_turns` in one
+        call, answered from the hot cache (``memory/stores/hot.py``) when it holds them, read
+        from SQLite and cached otherwise."""
+        generation = self.hot.generation  # before both reads: the pair is cached only if
+        session = await self.open_session(thread_id)  # no write ran during either
+        if session is None:
+            return None, []
+        turns = self.hot.turns(thread_id, session.id, limit)
+        if turns is not None:
+            return session, turns
+        turns = await self.session_turns(session.id, limit=limit)
+        self.hot.put_turns(thread_id, session, turns, limit, generation)
+        return session, turns
+
+
+@dataclass(frozen=True, slots=True)
+class FactOp:
+    """One validated fact decision of the consolidation model, applied by
+    :meth:`SQLiteStore.apply_fact_ops`.
+
+    Attributes:
+        action: ``add``, ``confirm`` or ``supersede``.
+        user_id: the fact's owner (the speaker of the source turn).
+        scope: ``user:<id>`` or ``thread:<id>``, as for the rules' facts.
+        origin: the thread it was said in.
+        source_turn_id: the candidate turn.
+        kind, text, lang, topic: the new fact (``add`` / ``supersede``); text at most
+            ``memory.facts.MAX_FACT_CHARS`` characters.
+        valid_from: when it became true (the turn's time).
+        target_id: the fact confirmed or superseded.
+    """
+
+    action: str
+    user_id: int
+    scope: str
+    origin: ThreadRow
+    source_turn_id: int
+    kind: str = "note"
+    text: str = ""
+    lang: str = "en"
+    topic: str | None = None
+    valid_from: datetime | None = None
+    target_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
