@@ -23,26 +23,22 @@ import json
 import lzma
 import re
 import sys
-import tempfile
-import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from bot.evaluation.baselines import BM25Index, DenseIndex, RawDoc, make_doc, photo_suffix
-from bot.evaluation.metrics import (
-    credited_turns,
-    evidence_recall,
-    mean,
-    normalise_evidence,
-    pack,
-    percentile,
-    stratified_sample,
+from bot.evaluation.baselines import photo_suffix
+from bot.evaluation.metrics import normalise_evidence
+from bot.evaluation.runner import (
+    DatasetSpec,
+    EvalQuestion,
+    History,
+    Message,
+    ReplaySession,
+    run_histories,
 )
-from bot.evaluation.report import QuestionScore, build_report, empty_system, system_report
-from bot.evaluation.runner import EvalQuestion
 from bot.evaluation.target import EvalItem, ReplayTarget
 from memory.ports import Embedder, TokenCounter
 
@@ -56,6 +52,7 @@ CATEGORY_TYPES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-ho
 TYPE_ORDER = tuple(CATEGORY_TYPES.values())
 OVERALL_CATEGORIES = frozenset({1, 2, 3, 4})
 OVERALL_SCOPE = "categories 1-4"
+SPEC = DatasetSpec(name="locomo", overall_scope=OVERALL_SCOPE, types=TYPE_ORDER, language="en")
 
 _SESSION_KEY_RE = re.compile(r"^session_(\d+)$")
 _MONTHS = {
@@ -277,28 +274,22 @@ def load_locomo(paths: Sequence[Path]) -> list[Conversation]:
     return conversations
 
 
-def full_history_tokens(docs: Sequence[RawDoc]) -> int:
-    """Tokens of the whole history rendered as round lines (one line per turn)."""
-    return sum(doc.item.tokens for doc in docs)
-
-
-def _score(
-    question: Question, items: Sequence[EvalItem], budgets: Sequence[int], overhead: int
-) -> dict[int, float]:
-    return {
-        budget: evidence_recall(question.evidence, credited_turns(pack(items, budget, block_overhead_tokens=overhead).items))
-        for budget in budgets
-    }
-
-
-async def _replay(target: ReplayTarget, conversation: Conversation) -> None:
-    for session in conversation.sessions:
-        for turn in session.turns:
-            await target.ingest(
-                conversation_id=conversation.conversation_id, speaker=turn.speaker,
-                text=turn.text, sent_at=turn.sent_at, message_id=turn.dia_id,
-            )
-        await target.close_session(conversation_id=conversation.conversation_id, at=session.closed_at)
+def _history(conversation: Conversation, questions: Sequence[Question]) -> History:
+    """One conversation as the shared runner's ``History``: every turn a user message of its
+    speaker (two people talking, no assistant), asked as ``speaker_a``."""
+    sessions = tuple(
+        ReplaySession(
+            session_id=str(session.number),
+            messages=tuple(Message(message_id=t.dia_id, role="user", speaker=t.speaker, text=t.text,
+                                   sent_at=t.sent_at, session_id=str(session.number))
+                           for t in session.turns),
+            closed_at=session.closed_at,
+        )
+        for session in conversation.sessions
+    )
+    return History(history_id=conversation.conversation_id, user=conversation.speaker_a,
+                   sessions=sessions,
+                   questions=tuple(_as_eval_question(conversation, q) for q in questions))
 
 
 async def run_locomo(
@@ -315,7 +306,9 @@ async def run_locomo(
     block_overhead_tokens: int = 0,
     on_answer: Callable[[EvalQuestion, list[EvalItem]], Awaitable[None]] | None = None,
 ) -> dict:
-    """Replay LoCoMo into ``ours`` and score it beside the BM25 and dense baselines.
+    """Replay LoCoMo into ``ours`` and score it beside the BM25 and dense baselines, through
+    the shared runner (``runner.run_histories``: the same replay, packing, credit and report as
+    LongMemEval and MemDaily).
 
     Args:
         paths: files or folders (see ``load_locomo``).
@@ -326,8 +319,9 @@ async def run_locomo(
         budgets: memory budgets in tokens; ``ours`` is asked once with the largest (or
             ``production_budget`` if larger) and re-packed for each.
         limit: score a fixed, category-stratified sample of this many questions over all
-            conversations (``metrics.stratified_sample``); conversations are still replayed in
-            full; a conversation with no sampled question is not replayed.
+            conversations (``metrics.stratified_sample`` over ``(category, conversation,
+            question)``); conversations are still replayed in full; a conversation with no
+            sampled question is not replayed.
         progress: where progress lines go (standard error by default; None for silence).
         work_dir: base folder for the targets' data; a temporary folder, removed afterwards,
             when None. Never the live data folder.
@@ -341,137 +335,35 @@ async def run_locomo(
     ``memory_tokens_mean`` (every system) and ``recall_ms_p50/p95`` (``ours``: wall time of
     the target's ``recall`` call) are taken over the questions of categories 1-4, like
     ``overall``; ``abstention`` counts the category-5 questions asked and the share for which
-    ``ours`` returned no non-pinned item (null when ``ours`` was not run).
+    ``ours`` returned no non-pinned item (null when none was asked).
 
     Returns:
         The report dict (CONTRACTS.md "Eval report", schema ``memory-bot-eval/1``).
     """
-    started = time.perf_counter()
-    budgets = sorted({int(b) for b in budgets})
-    if not budgets or budgets[0] < 1:
-        raise ValueError("budgets must be positive token counts")
-    ask_budget = max(budgets[-1], production_budget)
-
-    def say(line: str) -> None:
-        if progress is not None:
-            print(line, file=progress, flush=True)
-
     expanded = _expand_paths(paths)
     conversations = load_locomo(expanded)
     dropped = sum(c.dropped_evidence_ids for c in conversations)
     skipped = sum(c.skipped_questions for c in conversations)
-    say(f"locomo: {len(conversations)} conversations; evidence: dropped {dropped} malformed or unknown ids, "
-        f"skipped {skipped} questions without valid evidence")
-    pool = [(ci, q) for ci, c in enumerate(conversations) for q in c.questions]
-    chosen = stratified_sample(pool, limit, key=lambda cq: (cq[1].category, cq[0], cq[1].index))
-    chosen_by_conv: dict[int, list[Question]] = {}
-    for ci, question in sorted(chosen, key=lambda cq: (cq[0], cq[1].index)):
-        chosen_by_conv.setdefault(ci, []).append(question)
-
-    scores: dict[str, list[QuestionScore]] = {"ours": [], "bm25": [], "dense": []}
-    memory_tokens: dict[str, list[float]] = {"ours": [], "bm25": [], "dense": []}
-    recall_ms: list[float] = []
-    abstention_total = abstention_empty = 0
-    history_tokens: list[int] = []
-
-    with tempfile.TemporaryDirectory(prefix="memory-bot-eval-") as scratch:
-        base = Path(work_dir) if work_dir is not None else Path(scratch)
-        base.mkdir(parents=True, exist_ok=True)
-        for ci, conversation in enumerate(conversations):
-            docs = [
-                make_doc(message_id=t.dia_id, speaker=t.speaker, text=t.text, sent_at=t.sent_at, counter=counter)
-                for t in conversation.turns
-            ]
-            history_tokens.append(full_history_tokens(docs))
-            if conversation.dropped_evidence_ids or conversation.skipped_questions:
-                say(f"locomo {conversation.sample_id}: dropped {conversation.dropped_evidence_ids} evidence ids, "
-                    f"skipped {conversation.skipped_questions} questions")
-            questions = chosen_by_conv.get(ci, [])
-            if not questions:
-                say(f"locomo {conversation.sample_id}: no sampled question, not replayed")
-                continue
-
-            def record(system: str, q: Question, items: Sequence[EvalItem], **values: float) -> None:
-                scores[system].append(QuestionScore(q.type, q.in_overall, _score(q, items, budgets, block_overhead_tokens), values))
-                if q.in_overall:
-                    memory_tokens[system].append(
-                        pack(items, production_budget, block_overhead_tokens=block_overhead_tokens).tokens
-                    )
-
-            if target_factory is not None:
-                folder = Path(tempfile.mkdtemp(prefix=f"locomo-{conversation.sample_id}-", dir=base))
-                target = await target_factory(folder)
-                try:
-                    t0 = time.perf_counter()
-                    await _replay(target, conversation)
-                    say(f"locomo {conversation.sample_id}: replayed {len(docs)} turns in "
-                        f"{len(conversation.sessions)} sessions ({time.perf_counter() - t0:.1f} s)")
-                    for q in questions:
-                        t1 = time.perf_counter()
-                        items = await target.recall(
-                            conversation_id=conversation.conversation_id, speaker=conversation.speaker_a,
-                            question=q.question, asked_at=conversation.asked_at, budget_tokens=ask_budget,
-                        )
-                        elapsed_ms = (time.perf_counter() - t1) * 1000.0
-                        items = list(items)
-                        record("ours", q, items)
-                        if q.in_overall:
-                            recall_ms.append(elapsed_ms)
-                        if q.category == 5:
-                            abstention_total += 1
-                            abstention_empty += not any(not item.pinned for item in items)
-                        if on_answer is not None:
-                            await on_answer(_as_eval_question(conversation, q), list(pack(
-                                items, production_budget,
-                                block_overhead_tokens=block_overhead_tokens).items))
-                finally:
-                    await target.aclose()
-
-            bm25 = BM25Index(docs)
-            for q in questions:
-                ranked = bm25.rank(q.question)
-                top = {docs[i].item.source_message_ids[0] for i in ranked[:RECALL_AT_K]}
-                record("bm25", q, [docs[i].item for i in ranked],
-                       **{f"recall@{RECALL_AT_K}": evidence_recall(q.evidence, top)})
-
-            if embedder is not None:
-                dense = await DenseIndex.build(docs, embedder)
-                for q in questions:
-                    record("dense", q, await dense.search(q.question))
-
-            say(f"locomo {conversation.sample_id}: {len(questions)} questions scored; "
-                + ", ".join(f"{name} R@{budgets[-1]}={_running(scores[name], budgets[-1])}"
-                            for name in scores if scores[name]))
-
-    systems: dict[str, dict] = {}
-    for name in ("ours", "bm25", "dense"):
-        ran = (name == "ours" and target_factory is not None) or name == "bm25" or (name == "dense" and embedder is not None)
-        if not ran:
-            systems[name] = empty_system()
-            continue
-        extra: dict[str, float | None] = {"memory_tokens_mean": mean(memory_tokens[name])}
-        if name == "ours":
-            extra["recall_ms_p50"] = percentile(recall_ms, 50)
-            extra["recall_ms_p95"] = percentile(recall_ms, 95)
-        systems[name] = system_report(scores[name], budgets, TYPE_ORDER, overall_extra=extra)
-    report = build_report(
-        dataset="locomo",
-        paths=[str(p) for p in expanded],
-        questions=len(chosen),
-        overall_scope=OVERALL_SCOPE,
-        budgets=budgets,
-        embedder=embedder.name if embedder is not None else "none",
-        token_counter=counter.name,
-        elapsed_s=time.perf_counter() - started,
-        systems=systems,
-        full_history_tokens_mean=mean(history_tokens) or 0.0,
-        abstention={
-            "questions": abstention_total,
-            "empty_rate": (abstention_empty / abstention_total) if abstention_total else (0.0 if target_factory else None),
-        },
+    if progress is not None:
+        print(f"locomo: {len(conversations)} conversations; evidence: dropped {dropped} malformed "
+              f"or unknown ids, skipped {skipped} questions without valid evidence",
+              file=progress, flush=True)
+        for c in conversations:
+            if c.dropped_evidence_ids or c.skipped_questions:
+                print(f"locomo {c.sample_id}: dropped {c.dropped_evidence_ids} evidence ids, "
+                      f"skipped {c.skipped_questions} questions", file=progress, flush=True)
+    histories = [_history(c, c.questions) for c in conversations]
+    report = await run_histories(
+        SPEC, histories, paths=[str(p) for p in expanded], target_factory=target_factory,
+        embedder=embedder, counter=counter, budgets=budgets, limit=limit, progress=progress,
+        work_dir=work_dir, production_budget=production_budget,
+        block_overhead_tokens=block_overhead_tokens, on_answer=on_answer,
     )
-    bm25_overall = report["systems"]["bm25"]["overall"]
-    say("locomo: bm25 overall " + ", ".join(f"{k}={v:.3f}" for k, v in bm25_overall.items() if isinstance(v, float)))
+    if progress is not None:
+        bm25_overall = report["systems"]["bm25"]["overall"]
+        print("locomo: bm25 overall " + ", ".join(
+            f"{k}={v:.3f}" for k, v in bm25_overall.items() if isinstance(v, float)),
+            file=progress, flush=True)
     return report
 
 
@@ -480,8 +372,3 @@ def _as_eval_question(conversation: Conversation, q: Question) -> EvalQuestion:
         question_id=f"{conversation.sample_id}:{q.index}", question=q.question, type=q.type,
         in_overall=q.in_overall, evidence=q.evidence, evidence_sessions=(),
         asked_at=conversation.asked_at, abstention=q.category == 5, answer=q.answer)
-
-
-def _running(scores: Sequence[QuestionScore], budget: int) -> str:
-    value = mean([s.recall_at[budget] for s in scores if s.in_overall])
-    return "-" if value is None else f"{value:.3f}"

@@ -1,9 +1,9 @@
 """A dataset-neutral replay runner: histories of dated sessions in, the eval report out.
 
-LongMemEval and MemDaily load their files into :class:`History` objects (sessions of messages
-with ids, roles and times; questions with evidence message ids and, where the data has them,
-evidence session ids) and hand them to :func:`run_histories`, which applies the same rules as
-the LoCoMo runner (``bot.evaluation.locomo``):
+LoCoMo, LongMemEval and MemDaily load their files into :class:`History` objects (sessions of
+messages with ids, roles and times; questions with evidence message ids and, where the data
+has them, evidence session ids) and hand them to :func:`run_histories`, which applies the same
+rules to every dataset:
 
 * every history is replayed in full into a fresh target folder (user messages through
   ``ingest``, recorded assistant replies through ``ingest_reply``), each session closed at its
