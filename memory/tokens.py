@@ -16,6 +16,7 @@ safe side. The language-model issue calibrates it against reported usage.
 
 from __future__ import annotations
 
+import functools
 import re
 
 _TOKEN_RE = re.compile(
@@ -35,12 +36,30 @@ class HeuristicTokenCounter:
     name = "heuristic-v1"
 
     def count(self, text: str) -> int:
-        """Return the estimated number of tokens in ``text`` (0 for empty text)."""
-        total = 0
-        for match in _TOKEN_RE.finditer(text):
-            piece = match.group()
-            if len(piece) > 1 or piece.isalnum() and piece.isascii():
-                total += max(1, -(-len(piece) // 4))
-            else:
-                total += 1
-        return total
+        """Return the estimated number of tokens in ``text`` (0 for empty text).
+
+        Texts up to ``_MEMO_MAX_CHARS`` characters are remembered (least recently used,
+        ``_MEMO_SIZE`` of them): a turn of the working window is counted several times a turn
+        (stored, windowed, assembled), and the count is a pure function of the text.
+        """
+        if len(text) <= _MEMO_MAX_CHARS:
+            return _count_memo(text)
+        return _count(text)
+
+
+_MEMO_SIZE = 1024  # texts: at most ~4 MB of memoised text (1,024 x 4,000 characters)
+_MEMO_MAX_CHARS = 4000  # a long reply is counted when stored, windowed and assembled
+
+
+def _count(text: str) -> int:
+    total = 0
+    for match in _TOKEN_RE.finditer(text):
+        piece = match.group()
+        if len(piece) > 1 or piece.isalnum() and piece.isascii():
+            total += max(1, -(-len(piece) // 4))
+        else:
+            total += 1
+    return total
+
+
+_count_memo = functools.lru_cache(maxsize=_MEMO_SIZE)(_count)

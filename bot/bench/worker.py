@@ -227,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run the job given as JSON in ``argv[0]``; print the result as one JSON line."""
     import logging
 
+    from bot.memtune import tune_allocator
+
+    tune_allocator()  # as the product does (bot/cli.py), before native threads start
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     job = json.loads((argv or sys.argv[1:])[0])
     runner = {"turns": run_turns, "throughput": run_throughput}[job["task"]]

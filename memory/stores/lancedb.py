@@ -25,7 +25,7 @@ import asyncio
 import logging
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -46,12 +46,40 @@ FOLD_ALWAYS_BELOW_ROWS = 5000
 """Tables with fewer rows fold new rows into the indexes on every write (cheap there)."""
 FOLD_UNINDEXED_FRACTION = 0.01
 """Larger tables fold, in the background, once unindexed rows exceed this share of the rows."""
+FOLD_AFTER_WRITES = 10
+"""...or once this many writes (commits) came in since the last fold: each commit leaves a
+small unindexed fragment that every query scans on its own. Measured (docs/benchmarks.md,
+issue 11): 50 one-commit writes tripled the CPU of a search (7 -> 25 ms at 21,000 rows,
+8 -> 31 ms at 210,000), and a fold, which brings it back, cost 40 and 190 ms of CPU; with ~4
+searches per write, folding every ~10 writes costs least."""
+FOLD_AFTER_WRITES_BELOW_ROWS = 50_000
+"""The :data:`FOLD_AFTER_WRITES` rule applies to tables below this many rows only: a fold also
+compacts, which rewrites the whole table once it is one large fragment. At 210,000 rows that
+raised the peak memory of the bench's serving process from 403 to 694 MiB and left ~330 MB
+on disk per fold until maintenance (docs/benchmarks.md, issue 11)."""
+INDEX_CACHE_BYTES = 32 << 20
+"""LanceDB's cache of opened index parts (full-text, BTree) per index handle. The library's
+default is far larger; at 100,000 facts (210,000 rows) 16-64 MiB gave the same query times
+and ~80 MiB less resident memory than the default (docs/benchmarks.md, issue 11)."""
+METADATA_CACHE_BYTES = 32 << 20
+"""LanceDB's cache of table and file metadata, sized as :data:`INDEX_CACHE_BYTES`."""
 
 
 def _quote(value: str) -> str:
     if not _SAFE.match(value):
         raise StoreError(f"unsafe value in an index filter: {value!r}")
     return f"'{value}'"
+
+
+async def _create_search_indexes(table) -> None:
+    """The full-text index on ``search_text`` and the BTree index on ``scope`` (see the module
+    docstring); also used by :func:`copy_tables` so a copied table searches the same way."""
+    await table.create_index(
+        "search_text",
+        config=FTS(base_tokenizer="whitespace", language="English", stem=True,
+                   remove_stop_words=True, lower_case=True, ascii_folding=True),
+    )
+    await table.create_index("scope", config=lancedb.index.BTree())
 
 
 def table_name(embedder_name: str) -> str:
@@ -63,11 +91,18 @@ class LanceIndex:
     """The production :class:`memory.ports.SearchIndex` on LanceDB. Create with :meth:`open`."""
 
     def __init__(self, table, dim: int, *, fold_always_below: int = FOLD_ALWAYS_BELOW_ROWS,
-                 fold_fraction: float = FOLD_UNINDEXED_FRACTION) -> None:
+                 fold_fraction: float = FOLD_UNINDEXED_FRACTION,
+                 fold_after_writes: int = FOLD_AFTER_WRITES) -> None:
         self._table = table
         self._dim = dim
         self._fold_always_below = fold_always_below
         self._fold_fraction = fold_fraction
+        self._fold_after_writes = fold_after_writes
+        self._writes = 0  # commits since the last fold
+        # Upserts waiting for the write lock, committed together (group commit); a delete
+        # starts a new generation so that no upsert called after it is written before it.
+        self._pending: list[tuple[int, Sequence[IndexItem], asyncio.Future]] = []
+        self._gen = 0
         self._lock = asyncio.Lock()
         self._has_fts = False
         self._rows = 0  # rows in the table (approximate between folds: upserts may replace)
@@ -78,11 +113,12 @@ class LanceIndex:
     @classmethod
     async def open(cls, folder: str | Path, *, embedder_name: str, dim: int,
                    fold_always_below: int = FOLD_ALWAYS_BELOW_ROWS,
-                   fold_fraction: float = FOLD_UNINDEXED_FRACTION) -> "LanceIndex":
+                   fold_fraction: float = FOLD_UNINDEXED_FRACTION,
+                   fold_after_writes: int = FOLD_AFTER_WRITES) -> "LanceIndex":
         """Open (creating if needed) the table of ``embedder_name`` under ``folder``.
 
-        ``fold_always_below`` (rows) and ``fold_fraction`` set the fold policy (see the module
-        docstring; the defaults are the measured ones).
+        ``fold_always_below`` (rows), ``fold_fraction`` and ``fold_after_writes`` set the fold
+        policy (see the module docstring; the defaults are the measured ones).
 
         Raises:
             StoreError: the folder cannot be opened, or the table's vector size differs from
@@ -96,7 +132,9 @@ class LanceIndex:
             ("created_at", pa.timestamp("us", tz="UTC")),
         ])
         try:
-            db = await lancedb.connect_async(str(folder))
+            db = await lancedb.connect_async(str(folder), session=lancedb.Session(
+                index_cache_size_bytes=INDEX_CACHE_BYTES,
+                metadata_cache_size_bytes=METADATA_CACHE_BYTES))
             table = await db.create_table(table_name(embedder_name), schema=schema, exist_ok=True)
             existing = await table.schema()
         except Exception as exc:  # lancedb raises plain ValueError/OSError/RuntimeError
@@ -108,7 +146,7 @@ class LanceIndex:
                 f"but the embedder gives {dim}-d; run `memory-bot reindex`"
             )
         index = cls(table, dim, fold_always_below=fold_always_below,
-                    fold_fraction=fold_fraction)
+                    fold_fraction=fold_fraction, fold_after_writes=fold_after_writes)
         indices = await table.list_indices()
         index._has_fts = any(i.index_type == "FTS" for i in indices)
         index._rows = await table.count_rows()
@@ -119,12 +157,7 @@ class LanceIndex:
     async def _ensure_fts(self) -> None:
         if self._has_fts or await self._table.count_rows() == 0:
             return
-        await self._table.create_index(
-            "search_text",
-            config=FTS(base_tokenizer="whitespace", language="English", stem=True,
-                       remove_stop_words=True, lower_case=True, ascii_folding=True),
-        )
-        await self._table.create_index("scope", config=lancedb.index.BTree())
+        await _create_search_indexes(self._table)
         self._has_fts = True
         self._rows = await self._table.count_rows()
         self._unindexed = 0
@@ -156,38 +189,76 @@ class LanceIndex:
             return False
         if self._rows < self._fold_always_below:
             return True
-        return self._unindexed > self._fold_fraction * self._rows
+        return (self._unindexed > self._fold_fraction * self._rows
+                or (self._writes >= self._fold_after_writes
+                    and self._rows < FOLD_AFTER_WRITES_BELOW_ROWS))
 
     async def upsert(self, items: Sequence[IndexItem]) -> None:
-        """Insert or replace rows by key, in one commit; fold them into the indexes when the
-        fold policy says so (inline on small tables, in the background on large ones)."""
+        """Insert or replace rows by key, in one commit, and return once they are committed;
+        fold them into the indexes when the fold policy says so (inline on small tables, in
+        the background on large ones).
+
+        Upserts that wait for the write lock at the same time are committed together, in one
+        ``merge_insert`` (one table version and one fragment instead of one each; a key in
+        several of them keeps the row of the latest call). Never across a :meth:`delete`:
+        upserts called after a delete are written after it.
+
+        Raises:
+            StoreError: the write failed (every upsert committed with it gets the error).
+        """
         if not items:
             return
-        data = self._arrow(items)
-        async with self._lock:
-            try:
-                await (self._table.merge_insert("key").when_matched_update_all()
-                       .when_not_matched_insert_all().execute(data))
-                self._rows += len(items)
-                self._unindexed += len(items)
-                background = False
-                if self._fold_due():
-                    if self._rows < self._fold_always_below:
-                        await self._fold_locked()
+        entry = (self._gen, items, asyncio.get_running_loop().create_future())
+        self._pending.append(entry)
+        background = False
+        try:
+            async with self._lock:
+                if not entry[2].done():  # nobody took it along: commit what waits with it
+                    batch = [e for e in self._pending if e[0] == entry[0]]
+                    self._pending = [e for e in self._pending if e[0] != entry[0]]
+                    rows = {i.key: i for e in batch for i in e[1]}  # last call wins
+                    try:
+                        background = await self._write_locked(list(rows.values()))
+                    except Exception as exc:
+                        error = StoreError(f"lancedb upsert failed: {exc}")
+                        error.__cause__ = exc
+                        for e in batch:
+                            e[2].set_exception(error)
                     else:
-                        background = True
-                await self._ensure_fts()
-            except Exception as exc:
-                raise StoreError(f"lancedb upsert failed: {exc}") from exc
+                        for e in batch:
+                            e[2].set_result(None)
+        except asyncio.CancelledError:
+            if entry in self._pending:  # not written: leave nothing behind
+                self._pending.remove(entry)
+            raise
         if background and (self._fold_task is None or self._fold_task.done()):
             self._fold_task = asyncio.ensure_future(self._fold_in_background())
+        await entry[2]
         log.info("index upsert rows=%d", len(items))
+
+    async def _write_locked(self, items: Sequence[IndexItem]) -> bool:
+        """One ``merge_insert`` of ``items`` (distinct keys; the caller holds the lock);
+        folds inline when due on a small table. Returns True when a background fold is due."""
+        await (self._table.merge_insert("key").when_matched_update_all()
+               .when_not_matched_insert_all().execute(self._arrow(items)))
+        self._rows += len(items)
+        self._unindexed += len(items)
+        self._writes += 1
+        background = False
+        if self._fold_due():
+            if self._rows < self._fold_always_below:
+                await self._fold_locked()
+            else:
+                background = True
+        await self._ensure_fts()
+        return background
 
     async def _fold_locked(self) -> None:
         """Fold unindexed rows into the indexes (``optimize``; the caller holds the lock)."""
         await self._table.optimize()
         self._rows = await self._table.count_rows()
         self._unindexed = 0
+        self._writes = 0
         self.folds += 1
 
     async def _fold_in_background(self) -> None:
@@ -211,6 +282,7 @@ class LanceIndex:
         """Delete rows by key, in batches of 500."""
         if not keys:
             return
+        self._gen += 1  # upserts called from now on are committed after this delete
         async with self._lock:
             for start in range(0, len(keys), 500):
                 chunk = ",".join(_quote(k) for k in keys[start:start + 500])
@@ -277,9 +349,124 @@ class LanceIndex:
                 await self._table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
             self._rows = await self._table.count_rows()
             self._unindexed = 0
+            self._writes = 0
         log.info("index compacted")
 
     async def close(self) -> None:
         """Wait for a background fold, then release the table handle."""
         await self.wait_for_fold()
         self._table.close()
+
+
+# ----------------------------------------------------------------- consistent copies (issue 12)
+
+RowFilter = Callable[[str, pa.Table], Sequence[bool]]
+"""``keep(table_name, rows) -> one bool per row``: which rows of a copied page to keep."""
+
+
+async def _table_names(db) -> list[str]:
+    names: list[str] = []
+    page_token = None
+    while True:
+        page = await db.list_tables(page_token=page_token)
+        names.extend(page.tables)
+        page_token = page.page_token
+        if not page_token:
+            return names
+
+
+async def _copy_table(src_db, dest_db, name: str, keep: RowFilter | None,
+                      batch_rows: int) -> dict[str, int]:
+    live = await src_db.open_table(name)
+    try:
+        version = await live.version()
+    finally:
+        live.close()
+    table = await src_db.open_table(name, version=version)  # pinned: later commits are unseen
+    try:
+        schema = await table.schema()
+        has_fts = any(i.index_type == "FTS" for i in await table.list_indices())
+        expected = await table.count_rows()
+        copy = await dest_db.create_table(name, schema=schema)
+        read = dropped = 0
+        keys: set[str] = set()
+        # Pages (offset/limit) rather than one streamed scan: the stream reads far ahead
+        # (measured 320 MiB peak for 100,000 rows of 384-d against ~220 MiB paged), and the
+        # backup may run next to the bot on a 512 MB machine.
+        while read < expected:
+            page = await table.query().offset(read).limit(batch_rows).to_arrow()
+            if page.num_rows == 0:
+                break
+            read += page.num_rows
+            keys.update(page.column("key").to_pylist())
+            if keep is not None:
+                mask = pa.array(list(keep(name, page)), pa.bool_())
+                kept = page.filter(mask)
+                dropped += page.num_rows - kept.num_rows
+                page = kept
+            if page.num_rows:
+                await copy.add(page)
+        if read != expected or len(keys) != read:
+            raise StoreError(f"table {name} version {version}: read {read} rows with "
+                             f"{len(keys)} distinct keys, expected {expected}")
+        if has_fts and read - dropped > 0:
+            await _create_search_indexes(copy)
+        # No optimize here: compacting 100,000 rows raised the peak from 217 to 340 MiB. The
+        # copy's versions are appends of rows it keeps (nothing deleted, no older states);
+        # the bot's maintenance compacts them later.
+        copy.close()
+    finally:
+        table.close()
+    return {"version": version, "rows": read - dropped, "dropped": dropped}
+
+
+async def copy_tables(src: str | Path, dest: str | Path, *, keep: RowFilter | None = None,
+                      attempts: int = 3, batch_rows: int = 4096) -> dict[str, dict[str, int]]:
+    """Copy every table of the LanceDB folder ``src`` into the new folder ``dest``, each table
+    as it was at one version, while another process may keep writing to ``src``.
+
+    Each table is opened pinned to its current version (LanceDB versions are immutable
+    snapshots, so later commits are not seen), read in pages of ``batch_rows`` rows through
+    ``keep`` into a fresh table of the same schema (every key read once, checked), given the same search indexes
+    (:func:`_create_search_indexes`) when the source had them. The copy holds only rows of
+    that one version: no deleted rows and no older states of a row travel along. If the source version's
+    files disappear while being read (a concurrent ``compact`` removes old versions), the copy of
+    that table starts again at the then current version, up to ``attempts`` times.
+
+    Args:
+        src: an existing LanceDB folder.
+        dest: the folder to create the copy in (normally absent or empty).
+        keep: optional row filter; rows it rejects are not copied.
+        attempts: tries per table (at least 1).
+        batch_rows: most rows read and written per page (bounds the memory used).
+
+    Returns:
+        ``{table name: {"version": source version copied, "rows": rows written,
+        "dropped": rows rejected by keep}}``.
+
+    Raises:
+        StoreError: a folder cannot be opened, or a table could not be copied in ``attempts``.
+    """
+    try:
+        src_db = await lancedb.connect_async(str(Path(src).resolve()))
+        dest_db = await lancedb.connect_async(str(Path(dest).resolve()))
+        names = await _table_names(src_db)
+    except Exception as exc:  # lancedb raises plain ValueError/OSError/RuntimeError
+        raise StoreError(f"cannot open the LanceDB folders {src} and {dest}: {exc}") from exc
+    out: dict[str, dict[str, int]] = {}
+    for name in names:
+        for attempt in range(1, max(1, attempts) + 1):
+            try:
+                out[name] = await _copy_table(src_db, dest_db, name, keep, batch_rows)
+                break
+            except Exception as exc:
+                try:
+                    await dest_db.drop_table(name, ignore_missing=True)
+                except Exception:  # noqa: BLE001 - the retry or the error below says enough
+                    log.warning("could not drop the partial copy of %s", name)
+                if attempt >= attempts:
+                    raise StoreError(f"cannot copy the index table {name}: {exc}") from exc
+                log.warning("copy of index table %s failed (attempt %d): %s", name, attempt, exc)
+        log.info("index table copied table=%s version=%d rows=%d dropped=%d", name,
+                 out[name]["version"], out[name]["rows"], out[name]["dropped"])
+    return out

@@ -39,7 +39,8 @@ async def test_threshold_fold_keeps_the_recall_ranking(tmp_path):
     every = await LanceIndex.open(tmp_path / "every", embedder_name=embedder.name,
                                   dim=embedder.dim, fold_always_below=10**9)
     policy = await LanceIndex.open(tmp_path / "policy", embedder_name=embedder.name,
-                                   dim=embedder.dim, fold_always_below=100)
+                                   dim=embedder.dim, fold_always_below=100,
+                                   fold_after_writes=10**9)  # the row fraction alone
     try:
         for index in (every, policy):
             await index.upsert(seeded)
@@ -96,4 +97,46 @@ async def test_large_tables_fold_in_the_background_and_close_waits(tmp_path):
     assert index.folds >= 1  # more than 5% of ~110 rows were unindexed: folded
     stats = await index._table.index_stats("search_text_idx")
     assert stats.num_unindexed_rows <= 0.05 * await index.count() + 1
+    await index.close()
+
+
+async def test_many_small_writes_fold_after_a_number_of_commits(tmp_path):
+    embedder = HashingEmbedder()
+    facts, _, _ = generate_texts(400)
+    index = await LanceIndex.open(tmp_path / "lancedb", embedder_name=embedder.name,
+                                  dim=embedder.dim, fold_always_below=50, fold_fraction=0.5,
+                                  fold_after_writes=4)
+    await index.upsert(await _items(embedder, facts[:100], first_id=1))
+    for item in await _items(embedder, facts[100:103], first_id=200):
+        await index.upsert([item])  # 4 commits, 3 rows: far under half the table
+    await index.wait_for_fold()
+    assert index.folds == 1
+    stats = await index._table.index_stats("search_text_idx")
+    assert stats.num_unindexed_rows == 0
+    await index.close()
+
+
+async def test_concurrent_upserts_commit_together_and_keep_the_latest_row(tmp_path):
+    import asyncio
+    from dataclasses import replace
+
+    embedder = HashingEmbedder()
+    facts, _, _ = generate_texts(400)
+    index = await LanceIndex.open(tmp_path / "lancedb", embedder_name=embedder.name,
+                                  dim=embedder.dim, fold_always_below=10**9)
+    items = await _items(embedder, facts[:40], first_id=1)
+    await index.upsert(items[:1])
+    commits = index.folds  # this table folds after every commit: folds count commits
+    changed = replace(items[5], status="archived")
+    await asyncio.gather(*(index.upsert(items[n:n + 5]) for n in range(0, 40, 5)),
+                         index.upsert([changed]))
+    # the first took the free lock alone; the eight that waited went in one commit
+    assert index.folds - commits == 2
+    assert await index.keys() == {i.key for i in items}
+    rows = await index._table.query().where(f"key = '{changed.key}'").to_list()
+    assert [r["status"] for r in rows] == ["archived"]  # the later call wins
+
+    await index.delete([items[0].key])  # an upsert after a delete is not folded into it
+    await asyncio.gather(index.delete([items[1].key]), index.upsert([items[1]]))
+    assert items[1].key in await index.keys() and items[0].key not in await index.keys()
     await index.close()
