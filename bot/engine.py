@@ -147,9 +147,10 @@ class ConversationEngine:
         working_tokens = sum(self.memory.counter.count(t.text) for t in window)
         prompt = assemble(blocks=recall.blocks, working=window, chat_kind=msg.chat_kind,
                           working_tokens=working_tokens)
-        log.info("prompt assembled thread=%s items=%d memory_tokens=%d working_turns=%d "
-                 "working_tokens=%d", ctx.thread.id, len(prompt.recalled), prompt.memory_tokens,
-                 len(window), working_tokens)
+        log.info("prompt assembled thread=%s turn=%s items=%d memory_tokens=%d working_turns=%d "
+                 "working_tokens=%d keys=%s", ctx.thread.id, turn.id, len(prompt.recalled),
+                 prompt.memory_tokens, len(window), working_tokens,
+                 ",".join(i.key for i in prompt.recalled) or "-")
         log.debug("prompt system=%r", prompt.system)
         try:
             reply = await self.model.complete(system=prompt.system, messages=prompt.messages,

@@ -143,6 +143,14 @@ class Settings(BaseSettings):
     discord_guild_id: int | None = _setting(
         None, "Discord guild id",
         "Register slash commands in this guild only; unset = globally.", ge=0)
+    discord_api_base_url: str | None = _setting(
+        None, "URL",
+        "Discord REST base URL instead of discord.py's https://discord.com/api/v10; for a "
+        "self-hosted proxy or tests only.")
+    discord_gateway_url: str | None = _setting(
+        None, "URL",
+        "Discord gateway URL (ws:// or wss://) instead of discord.py's; for a self-hosted "
+        "proxy or tests only.")
     allowed_users: tuple[str, ...] = _setting(
         (), "comma list of `platform:id` (empty = everyone)",
         "Users allowed to talk to the bot, e.g. telegram:123,discord:456,console:bob.")
@@ -212,6 +220,20 @@ class Settings(BaseSettings):
     def _http_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
             raise ValueError(f"{value!r} is not an http:// or https:// URL")
+        return value
+
+    @field_validator("discord_api_base_url")
+    @classmethod
+    def _discord_http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} is not an http:// or https:// URL")
+        return value.rstrip("/") if value is not None else None
+
+    @field_validator("discord_gateway_url")
+    @classmethod
+    def _websocket_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("ws://", "wss://")):
+            raise ValueError(f"{value!r} is not a ws:// or wss:// URL")
         return value
 
     @field_validator("telegram_api_base_url")

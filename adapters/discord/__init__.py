@@ -125,6 +125,17 @@ class DiscordHandle:
         it)."""
         await asyncio.wait_for(self.adapter.ready.wait(), timeout)
 
+    def readiness(self) -> str | None:
+        """None while the gateway connection is up (READY seen, not closed, not between a
+        disconnect and its resume), else a short reason (``/readyz``). Reads flags only."""
+        if self.client.is_closed():
+            return "closed"
+        if self.task is not None and self.task.done():
+            return "gateway stopped"
+        if not self.client.is_ready() or not self.adapter.connected:
+            return "not connected"
+        return None
+
     async def stop(self, *, grace: float = 10.0) -> None:
         """Stop taking input, let the messages in progress be answered (up to ``grace``
         seconds), then close the connection and the HTTP session; restore discord.py's

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any, Protocol
@@ -40,6 +40,9 @@ NO_CONTENT_HINT = ("I can't read this message: the bot lacks the Message Content
                    "@mention me in the message, or ask the bot's owner to enable the intent.")
 NOT_ALLOWED = "Sorry, this assistant is private (ALLOWED_USERS) and you are not on its list."
 FAILED = "Sorry, something went wrong while handling that. Please try again in a moment."
+SEEN_MESSAGES = 10_000
+"""Message ids remembered to drop a replayed MESSAGE_CREATE (a RESUME replays at most what
+was missed while disconnected; older replays are still caught by the unique turn index)."""
 
 
 class Engine(Protocol):
@@ -74,6 +77,9 @@ class DiscordAdapter:
         self.synced = False
         self.content_intent = True  # cleared when Discord says the bot may not have it
         self.ready = asyncio.Event()
+        #: whether the gateway is connected now: set by READY and RESUMED, cleared on a
+        #: disconnect (``/readyz``)
+        self.connected = False
         self.logins = 0
         self.connections = 0
         #: events handled so far: ``messages`` (every message event, ignored ones included),
@@ -81,6 +87,7 @@ class DiscordAdapter:
         self.counts: Counter[str] = Counter()
         self.accepting = True
         self._inflight: set[asyncio.Task] = set()
+        self._seen: OrderedDict[int, None] = OrderedDict()
 
     # ----------------------------------------------------------------- the client
 
@@ -128,6 +135,7 @@ class DiscordAdapter:
         log.info("discord connected as %s (id %s) in %d server(s); connection %d",
                  client.user, client.user.id if client.user else "?", len(client.guilds),
                  self.connections)
+        self.connected = True
         self.ready.set()
 
     # ----------------------------------------------------------------- messages
@@ -167,6 +175,9 @@ class DiscordAdapter:
             log.info("discord message ignored: user %s is not in ALLOWED_USERS",
                      message.author.id)
             return False
+        if not self._first_delivery(message.id):
+            log.info("discord message %s delivered again; ignored", message.id)
+            return False
         msg = incoming(message, me)
         reference = message if message.guild is not None else None
         if not msg.text and message.guild is not None and not client.intents.message_content:
@@ -188,6 +199,21 @@ class DiscordAdapter:
         finally:
             typing.cancel()
         return True
+
+    def _first_delivery(self, message_id: int) -> bool:
+        """Whether this message id is new to this process (no await: keeps arrival order).
+        Replays after a gateway RESUME are dropped here, commands and end phrases included;
+        the conversation engine also drops a turn it already stored."""
+        if message_id in self._seen:
+            return False
+        self._seen[message_id] = None
+        if len(self._seen) > SEEN_MESSAGES:
+            self._seen.popitem(last=False)
+        return True
+
+    def forget_seen(self) -> None:
+        """Forget the message ids seen so far (tests of the store-level duplicate check)."""
+        self._seen.clear()
 
     # ----------------------------------------------------------------- slash commands
 
@@ -310,7 +336,11 @@ class MemoryBotClient(discord.Client):
         self.adapter.on_ready(self)
 
     async def on_resumed(self) -> None:
+        self.adapter.connected = True
         log.info("discord session resumed")
+
+    async def on_disconnect(self) -> None:
+        self.adapter.connected = False
 
     async def on_message(self, message: discord.Message) -> None:
         await self.adapter.on_message(self, message)

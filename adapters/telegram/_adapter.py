@@ -281,6 +281,16 @@ class TelegramAdapter:
         while self._tails:
             await asyncio.wait(list(self._tails.values()))
 
+    def readiness(self) -> str | None:
+        """None while updates can come in (long polling running, or the webhook server up),
+        else a short reason (``/readyz``). Cheap: reads flags only, no Bot API call."""
+        app = self.application
+        if app is None or not app.running:
+            return "not started"
+        if self.config.webhook_url:
+            return None if self._web is not None else "webhook server not listening"
+        return None if app.updater is not None and app.updater.running else "not polling"
+
     def _polling_error(self, exc: TelegramError) -> None:
         log.warning("telegram getUpdates failed (retrying): %s", exc)
 
