@@ -48,6 +48,19 @@ _ZH_TRIGGERS = re.compile(
 _ZH_FROM_NOW = re.compile(
     r"^\s*(?:请|麻烦)?(?:你)?(?P<body>(?:以后都|以后|今后|从现在起|从现在开始)[：:，,\s]*.+)$", re.DOTALL)
 
+# The request after the statement: "I work at Siemens, remember that." / "我在西门子工作，记住了". A
+# punctuation mark must separate them, so "I can't remember that" and questions are not requests.
+_EN_TRAILING = re.compile(
+    r"^(?P<body>.+?)\s*[,;.!\-\u2013\u2014]+\s*(?:please\s+|so\s+)?"
+    r"(?:remember|don'?t\s+forget|keep\s+in\s+mind|note)\s+(?:that|this|it)(?:,?\s+please)?\s*[.!]*\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_ZH_TRAILING = re.compile(
+    r"^(?P<body>.+?)\s*[，,。！!；;]+\s*(?:请|麻烦)?(?:你)?(?:要)?"
+    r"(?:记住|记好|记下来|记一下|别忘了)(?:了|哦|啊|这个|这点)?\s*[。！!]*\s*$",
+    re.DOTALL,
+)
+
 _CORRECTION = re.compile(
     r"^\s*(?:no\b|nope\b|not quite|that'?s (?:wrong|not right|not true|incorrect)|actually\b|"
     r"correction\b|i meant\b|you'?re wrong|wrong\b)"
@@ -167,6 +180,11 @@ def explicit_request(text: str) -> Request | None:
                 if re.match(r"(?i)^(?:from now on|以后|今后)", body):
                     kind = "preference"
                 return Request(body, kind)
+    for pattern in (_EN_TRAILING, _ZH_TRAILING):
+        if m := pattern.match(text):
+            body = m.group("body").strip().rstrip("。.!！,，")
+            if body and not body.endswith(("?", "？")):
+                return Request(body, "note")
     return None
 
 

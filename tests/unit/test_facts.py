@@ -19,6 +19,11 @@ from memory.facts import (
     ("记住我不吃辣", "我不吃辣", "note"),
     ("以后都用中文回答我", "以后都用中文回答我", "preference"),
     ("请记住：我的生日是5月3日", "我的生日是5月3日", "note"),
+    # the request after the statement
+    ("I work at Siemens, remember that", "I work at Siemens", "note"),
+    ("My sister is Anna - please remember this.", "My sister is Anna", "note"),
+    ("我对花生过敏，请记住。", "我对花生过敏", "note"),
+    ("我在西门子工作，记住了", "我在西门子工作", "note"),
 ])
 def test_explicit_requests(text, body, kind):
     request = explicit_request(text)
@@ -26,7 +31,9 @@ def test_explicit_requests(text, body, kind):
 
 
 @pytest.mark.parametrize("text", ["nice weather today", "I remember the old days",
-                                  "Do you remember me?", "我记得那天下雨", "remember"])
+                                  "Do you remember me?", "我记得那天下雨", "remember",
+                                  "I can't remember that", "Do you remember that?",
+                                  "What is my job? Remember that.", "我不记得了"])
 def test_not_requests(text):
     assert explicit_request(text) is None
 
