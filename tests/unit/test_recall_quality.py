@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memory.excerpt import TurnLine, clip_sentences, excerpt, terms
-from memory.service import REPLY_WEIGHT, ROUND_PROMPT_TOKENS, MemoryConfig
+from memory.service import PREV_WEIGHT, REPLY_WEIGHT, ROUND_PROMPT_TOKENS, MemoryConfig
 from memory.tokens import HeuristicTokenCounter
 from memory.types import ChatKind, ItemKind, ModelReply
 
@@ -95,6 +95,26 @@ async def test_a_recalled_message_brings_the_reply_to_it(harness):
     reply = next(i for i in rounds if "cello" in i.text)
     question = next(i for i in rounds if "Which instrument" in i.text)
     assert reply.score == pytest.approx(REPLY_WEIGHT * question.score)
+
+
+async def test_a_recalled_reply_brings_the_message_it_answers(harness):
+    # the matching words are in the reply; the message before it (what it answers) comes along
+    g = dict(chat="g", kind=ChatKind.GROUP)
+    ingest = harness.engine.ingest
+    await ingest(harness.message("What did you do over the weekend?", user="ana", **g))
+    await ingest(harness.message("I climbed the granite boulders at Fontainebleau with Theo.",
+                                 user="ben", **g))
+    for i in range(6):
+        await ingest(harness.message(f"Unrelated chatter number {i} about lunch plans.",
+                                     user="ana", **g))
+    await harness.say("/new", user="ana", **g)
+    ctx = await harness.memory.context(harness.message("x", user="ana", **g))
+    result = await harness.memory.recall(ctx, "where did Ben climb granite boulders?", touch=False)
+    rounds = [i for i in result.ranked if i.kind is ItemKind.ROUND]
+    answer = next(i for i in rounds if "Fontainebleau" in i.text)
+    before = next(i for i in rounds if "over the weekend" in i.text)
+    assert before.score >= PREV_WEIGHT * answer.score - 1e-9
+    assert rounds.index(answer) < rounds.index(before)
 
 
 async def test_repeated_statements_are_shown_once_with_their_dates(harness):
