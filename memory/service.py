@@ -35,6 +35,7 @@ from memory.recall import MemoryBlocks, asks_about_the_past, pack, rank_hits
 from memory.semantic import FactOutcome, SemanticWriter
 from memory.stores.sqlite import ForgetResult, RoundDraft, SQLiteStore, ThreadRow, UserRow
 from memory.text import language_of, normalise, search_text
+from memory.topics import topic_terms
 from memory.types import (
     ChatKind,
     Episode,
@@ -489,10 +490,13 @@ class MemoryService:
         ]
 
     async def _fact_items(self, facts: Sequence[tuple[Fact, str]]) -> list[IndexItem]:
+        """Index rows of facts; a fact with a known topic gets the topic's question words as
+        expanded lexical keys (``memory.topics.TOPIC_TERMS``: "Which city am I in?" finds
+        "The user lives in Graz")."""
         return await self._items([
             (ItemKind.FACT, f.id, str(f.user_id), scope, f.status.value, f.text, f.created_at)
             for f, scope in facts
-        ])
+        ], [topic_terms(f.topic) for f, _ in facts])
 
     async def _episode_items(self, episodes: Sequence[Episode]) -> list[IndexItem]:
         return await self._items([

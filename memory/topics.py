@@ -195,6 +195,44 @@ TOPICS: tuple[Topic, ...] = (
        "The user likes {v}", "用户喜欢{v}", multi=True),
 )
 TOPIC_KEYS = tuple(t.key for t in TOPICS)
+
+#: Words a question about a topic tends to use when it does not repeat the fact's own words
+#: ("Which city am I in?" for "The user lives in Graz"), English and Chinese. They are added to a
+#: topic fact's lexical keys only (expanded keys: Wu et al. 2025, LongMemEval, found
+#: fact-expanded keys +9.4% recall), never to its text or its vector.
+TOPIC_TERMS: dict[str, str] = {
+    "residence": "city town home address 城市 哪里 家",
+    "hometown": "born grew origin 老家 家乡 出生 哪里人",
+    "employer": "job employer company office 上班 公司 单位",
+    "job": "occupation profession career 职业 做什么",
+    "diet": "eat food meals 饮食 吃 食物",
+    "allergy": "avoid eat food 不能吃 忌口 食物",
+    "avoid_food": "avoid eat food 不能吃 忌口 食物",
+    "primary_language": "language speak native 语言 母语",
+    "reply_language": "language reply answer 语言 回答",
+    "name": "name call 名字 称呼",
+    "timezone": "time local 时区 时间",
+    "birthday": "born birth date 出生 哪天",
+    "age": "old born 年龄 多大",
+    "relationship": "partner married spouse 结婚 对象 伴侣",
+    "editor": "editor code tool 编辑器 写代码",
+    "operating_system": "computer laptop system 电脑 系统",
+    "morning_drink": "drink breakfast 喝 早上 饮料",
+    "answer_length": "answer reply style 回答 回复",
+    "units": "units measure 单位",
+    "school": "study university college 学校 大学 专业",
+    "car": "drive vehicle 开车 汽车",
+    "phone": "mobile smartphone 手机 电话",
+    "opinion": "favourite favorite prefer 喜欢 讨厌",
+}
+
+
+def topic_terms(topic: str | None) -> str:
+    """Expanded lexical keys for a fact's topic key (``"allergy:peanuts"`` -> the ``allergy``
+    words of :data:`TOPIC_TERMS`); empty for a fact without a known topic."""
+    if not topic:
+        return ""
+    return TOPIC_TERMS.get(topic.split(":", 1)[0], "")
 _NEG_TEXT = ("The user dislikes {v}", "用户不喜欢{v}")
 _TRAILING = re.compile(
     r"(?:\s+(?:now|these days|nowadays|at the moment|currently|anymore|any more|too|as well|"

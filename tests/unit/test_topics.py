@@ -91,3 +91,34 @@ def test_canonical_text_is_short_and_in_the_statement_language():
     assert en.text == "The user is allergic to peanuts"
     assert zh.text == "用户对花生过敏"
     assert match_topics("I can't stand sushi", "en")[0].text == "The user dislikes sushi"
+
+
+def test_every_topic_has_question_words_for_its_facts_keys():
+    from memory.topics import TOPIC_KEYS, TOPIC_TERMS, topic_terms
+
+    assert set(TOPIC_TERMS) == set(TOPIC_KEYS)
+    assert "avoid" in topic_terms("allergy:peanuts").split()
+    assert "城市" in topic_terms("residence")
+    assert topic_terms(None) == "" and topic_terms("no_such_topic") == ""
+
+
+async def test_a_topic_fact_is_found_by_a_question_in_other_words(tmp_path, clock):
+    """The question shares no word with "The user is allergic to peanuts": only the topic's
+    expanded keys give the fact a lexical match."""
+    from conftest import make_harness
+    from memory.ports import ScopeFilter
+    from memory.text import search_text
+
+    h = await make_harness(tmp_path, clock, lance=True)
+    try:
+        await h.say("remember that I'm allergic to peanuts")
+        question = "Is there any food I should avoid?"
+        ctx = await h.memory.context(h.message(question))
+        hits = await h.index.search(
+            vector=await h.memory.embedder.embed_query(question), text=search_text(question),
+            where=ScopeFilter(scope=ctx.scope, owner=str(ctx.user.id)), limit=20)
+        facts = [hit for hit in hits if hit.kind.value == "fact"]
+        assert facts and (facts[0].bm25 or 0) > 0, facts
+    finally:
+        await h.index.close()
+        await h.store.close()
