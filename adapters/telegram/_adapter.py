@@ -170,6 +170,8 @@ class TelegramAdapter:
         self.allows = allows
         self.sleep = sleep
         self.application: Application | None = None
+        # while stop() lets PTB finish the updates already received, new work still needs it
+        self._draining: Application | None = None
         self.sender: Sender | None = None
         self.me: User | None = None
         self.privacy_on = False
@@ -259,6 +261,7 @@ class TelegramAdapter:
         app, self.application = self.application, None
         if app is None:
             return
+        self._draining = app  # updates already received are still answered (_enqueue)
         try:
             if self._web is not None:
                 await self._web.cleanup()
@@ -267,7 +270,10 @@ class TelegramAdapter:
                 await app.updater.stop()
             if app.running:
                 await app.stop()  # waits for queued per-thread work (Application.create_task)
+            while self._tails:  # work of updates PTB handed over while stopping
+                await asyncio.wait(list(self._tails.values()))
         finally:
+            self._draining = None
             await app.shutdown()
             log.info("telegram adapter stopped")
 
@@ -331,7 +337,8 @@ class TelegramAdapter:
     def _enqueue(self, key: ThreadKey, job: Callable[[], Awaitable[None]], update: Update) -> None:
         """Run ``job`` after the work already queued for this thread (errors go to the
         central error handler with ``update``)."""
-        assert self.application is not None
+        app = self.application or self._draining
+        assert app is not None, "no update can arrive before start() or after stop()"
         previous = self._tails.get(key)
 
         async def run() -> None:
@@ -339,7 +346,16 @@ class TelegramAdapter:
                 await asyncio.wait([previous])
             await job()
 
-        task = self.application.create_task(run(), update=update)
+        async def run_while_stopping() -> None:
+            try:
+                await run()
+            except Exception as exc:  # the same central error handler as create_task's
+                await app.process_error(update, exc)
+
+        if app.running:
+            task = app.create_task(run(), update=update)
+        else:  # stop() in progress: PTB no longer awaits its tasks, stop() awaits these
+            task = asyncio.get_running_loop().create_task(run_while_stopping())
         self._tails[key] = task
 
         def done(t: asyncio.Task) -> None:
@@ -429,8 +445,10 @@ class TelegramAdapter:
         """True when the author administers the group (``getChatMember``), for
         ``/memory_off chat``; any failure counts as not an admin."""
         try:
-            member = await self.application.bot.get_chat_member(int(msg.thread.chat_id),
-                                                                 int(msg.platform_user_id))
+            app = self.application or self._draining
+            assert app is not None
+            member = await app.bot.get_chat_member(int(msg.thread.chat_id),
+                                                   int(msg.platform_user_id))
         except Exception:  # noqa: BLE001 - the platform decides; refusing is the safe answer
             log.warning("could not check admin status in chat %s", msg.thread.chat_id)
             return False

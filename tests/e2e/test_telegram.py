@@ -343,6 +343,20 @@ async def test_a_redelivered_update_is_answered_once_also_after_a_restart(tmp_pa
         assert len(env.fake.sent(11)) == 1
 
 
+async def test_an_update_received_before_stop_is_still_answered(tmp_path, caplog):
+    """SIGTERM while an update sits in PTB's queue: stop() lets PTB finish it, and its work
+    must still find the application (it was an AssertionError in the error handler)."""
+    from telegram import Update
+
+    async with telegram_env(tmp_path) as env:
+        app = env.adapter.application
+        await app.update_queue.put(Update.de_json(env.fake.private(ALICE, "/help"), app.bot))
+        with caplog.at_level(logging.ERROR):
+            await env.adapter.stop()  # in the same tick: the update is handled while stopping
+        assert len(env.fake.sent(11)) == 1
+        assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+
+
 async def test_errors_reach_the_user_briefly_and_the_bot_keeps_running(env, caplog):
     env.model.answers.append(RuntimeError("boom"))
     with caplog.at_level(logging.ERROR, logger="adapters.telegram"):
