@@ -17,7 +17,6 @@ from memory.errors import ConfigError, MemoryCoreError
 
 log = logging.getLogger(__name__)
 
-NOT_YET: dict[str, str] = {}  # command -> the issue that will bring it
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -98,10 +97,6 @@ def _main(argv: list[str] | None) -> int:
             print("memory-bot: no platform adapter has a token: set TELEGRAM_BOT_TOKEN and/or "
                   "DISCORD_BOT_TOKEN (or use `memory-bot console`)", file=sys.stderr)
             return 2
-    if args.command in NOT_YET:
-        print(f"memory-bot: `{args.command}` is not available yet ({NOT_YET[args.command]})",
-              file=sys.stderr)
-        return 2
     try:
         configure_logging(settings, console=args.command == "console")
     except OSError as exc:  # e.g. a data volume the service user cannot write
@@ -152,31 +147,22 @@ def _config_checks(settings) -> list[str]:
     """What the settings mean for ``memory-bot run``, as ``#`` comment lines after the
     settings (so the settings lines stay ``NAME=value``): the model, the adapters that would
     start, the data folder's state, and warnings. Reads nothing but the lock file's pid."""
-    from bot.datadir import LOCK_FILE_NAME
-    from bot.runner import OPEN_ACCESS_WARNING
+    from bot.datadir import lock_holder
+    from bot.runner import OPEN_ACCESS_WARNING, STARTERS
 
     provider = settings.resolved_llm_provider()
     model = {"anthropic": settings.anthropic_model, "openai": settings.openai_model}.get(provider)
-    adapters = [name for name, token in (("telegram", settings.telegram_bot_token),
-                                         ("discord", settings.discord_bot_token))
-                if token is not None]
+    adapters = [s.name for s in STARTERS if s.enabled(settings)]
     out = [f"# model: {provider}" + (f" ({model})" if model else ""),
            "# adapters for `memory-bot run`: " + (", ".join(adapters) if adapters else
                                                    "none (set TELEGRAM_BOT_TOKEN and/or "
                                                    "DISCORD_BOT_TOKEN)")]
-    db = settings.data_dir / "memory.db"
-    lock = settings.data_dir / LOCK_FILE_NAME
-    state = "has a database" if db.exists() else "no database yet (created at the first start)"
-    if db.exists() and lock.exists():
-        import fcntl
-
-        with open(lock, "rb") as fh:  # a shared lock fails while a process holds it
-            try:
-                fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                fcntl.flock(fh, fcntl.LOCK_UN)
-            except BlockingIOError:
-                pid = fh.read(32).decode("ascii", "replace").strip()
-                state += f", in use by a running memory-bot (pid {pid or '?'})"
+    if not (settings.data_dir / "memory.db").exists():
+        state = "no database yet (created at the first start)"
+    elif (pid := lock_holder(settings.data_dir)) is not None:
+        state = f"has a database, in use by a running memory-bot (pid {pid})"
+    else:
+        state = "has a database"
     out.append(f"# data folder: {settings.data_dir}: {state}")
     if provider != "offline" and not settings.allowed_users:
         out.append("# warning: " + OPEN_ACCESS_WARNING % provider)

@@ -107,3 +107,25 @@ def lock_data_dir(folder: Path) -> DataDirLock:
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     return DataDirLock(folder, fd)
+
+
+def lock_holder(folder: Path) -> str | None:
+    """Who holds the data folder's lock, without taking it (``memory-bot config check``).
+
+    Returns:
+        None when no process holds it (or there is no lock file), else the holder's pid as it
+        wrote it into the lock file (``"?"`` when unreadable). The probe takes a shared lock for
+        an instant, which fails while an exclusive one is held.
+    """
+    path = Path(folder) / LOCK_FILE_NAME
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+    finally:
+        os.close(fd)  # closing also drops the shared lock when it was taken
+    return None

@@ -329,13 +329,13 @@ class MemoryService:
                 try:
                     if await self._run_work(work):
                         done += 1
-                except ModelError as exc:  # expected (429, 529, time-out): retried later
-                    log.warning("consolidation postponed work=%s session=%s: %s", work.id,
-                                work.session_id, exc)
-                    await self.store.fail_work(work.id, f"{type(exc).__name__}: {exc}")
                 except Exception as exc:  # one job's failure must not stop the others
-                    log.exception("consolidation failed work=%s session=%s", work.id,
-                                  work.session_id)
+                    # a model error (429, 529, time-out) is expected: one line, retried later
+                    expected = isinstance(exc, ModelError)
+                    log.log(logging.WARNING if expected else logging.ERROR,
+                            "consolidation %s work=%s session=%s: %s",
+                            "postponed" if expected else "failed", work.id, work.session_id,
+                            exc, exc_info=not expected)
                     await self.store.fail_work(work.id, f"{type(exc).__name__}: {exc}")
         return done
 
