@@ -49,6 +49,81 @@ def _dt(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
+def _in_transaction(conn: aiosqlite.Connection, fn: Callable, args: Sequence):
+    """Run ``fn(db, *args)`` (``db``: the ``sqlite3.Connection``) between ``BEGIN IMMEDIATE``
+    and ``COMMIT`` (``ROLLBACK`` on any error, which is raised); called in aiosqlite's thread,
+    so a whole write transaction is one hand-off to it."""
+    db = conn._conn
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        result = fn(db, *args)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+    return result
+
+
+_UNKNOWN = object()  # add_turn: the hot cache does not know the thread's open session
+
+
+def _add_turn_tx(db, thread_id: int, values: tuple, pmid: str | None, at: str,
+                 session: object, fold_after: tuple[int, int, int] | None):
+    """The transaction of :meth:`SQLiteStore.add_turn` (in aiosqlite's thread). ``values``:
+    the turn's columns after ``thread_id, session_id`` (``user_id`` ... ``tokens``); ``session``:
+    the open session's id, None for none, or ``_UNKNOWN``. Returns ``("duplicate", row)`` or
+    ``("stored", session_id, opened, turn_id, fold)`` with ``fold`` None or
+    ``(seq, turns, tokens)`` of a fold job recorded with the turn."""
+    if pmid is not None:
+        row = db.execute("SELECT * FROM turns WHERE thread_id = ? AND platform_message_id = ?",
+                         (thread_id, pmid)).fetchone()
+        if row is not None:
+            return "duplicate", row
+    if session is _UNKNOWN:
+        row = db.execute("SELECT id FROM sessions WHERE thread_id = ? AND closed_at IS NULL",
+                         (thread_id,)).fetchone()
+        session = row[0] if row is not None else None
+    opened = session is None
+    if opened:
+        session = db.execute(
+            "INSERT INTO sessions (thread_id, started_at, last_turn_at) VALUES (?, ?, ?)",
+            (thread_id, at, at)).lastrowid
+    else:
+        db.execute("UPDATE sessions SET last_turn_at = max(last_turn_at, ?) WHERE id = ?",
+                   (at, session))
+    turn_id = db.execute(
+        "INSERT INTO turns (thread_id, session_id, user_id, role, speaker, text, created_at,"
+        " platform_message_id, generated_by, memory_off, tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        (thread_id, session, *values)).lastrowid
+    fold = _request_fold_tx(db, session, fold_after, at) if fold_after is not None else None
+    return "stored", session, opened, turn_id, fold
+
+
+def _request_fold_tx(db, session_id: int, bounds: tuple[int, int, int], at: str):
+    """Record a ``fold`` job for the session when :meth:`SQLiteStore.add_turn`'s bounds say so
+    and none is pending (in aiosqlite's thread, inside the caller's transaction). Returns
+    ``(seq, turns, tokens)`` of the job recorded, or None."""
+    n, tokens = db.execute(
+        "SELECT count(*), coalesce(sum(t.tokens), 0) FROM turns t "
+        "JOIN sessions s ON s.id = t.session_id WHERE t.session_id = ? "
+        "AND t.id > s.folded_through", (session_id,)).fetchone()
+    if not (n > bounds[0] or (tokens > bounds[1] and n > bounds[2])):
+        return None
+    if db.execute("SELECT 1 FROM work WHERE session_id = ? AND kind = 'fold' AND done_at IS NULL",
+                  (session_id,)).fetchone() is not None:
+        return None
+    seq = db.execute("SELECT coalesce(max(seq), 0) + 1 FROM work WHERE session_id = ? "
+                     "AND kind = 'fold'", (session_id,)).fetchone()[0]
+    db.execute("INSERT INTO work (kind, session_id, seq, created_at) VALUES ('fold', ?, ?, ?)",
+               (session_id, seq, at))
+    return seq, n, tokens
+
+
+def _execute(db, sql: str, args: Sequence) -> None:
+    """One statement inside :func:`_in_transaction`."""
+    db.execute(sql, args)
+
+
 def _fetch_one(conn: aiosqlite.Connection, sql: str, args: Sequence):
     """Run ``sql`` and return its first row or None; called in aiosqlite's thread."""
     cur = conn._conn.execute(sql, args)
@@ -196,6 +271,35 @@ class SQLiteStore:
                 failed = False
             finally:
                 self.hot.end_write(hot, failed=failed)
+
+    @asynccontextmanager
+    async def _write(self, hot: Sequence[int] | None = None
+                     ) -> AsyncIterator[Callable[..., Awaitable]]:
+        """A write transaction run as one function in aiosqlite's thread: yields ``run``;
+        ``await run(fn, *args)`` executes ``fn(db, *args)`` (``db``: the ``sqlite3.Connection``)
+        between ``BEGIN IMMEDIATE`` and ``COMMIT`` and returns its result. ``hot`` as in
+        :meth:`_tx`; the caller updates the hot cache inside the block.
+
+        Why: :meth:`_tx` holds the write lock across one hand-off per statement, each waiting
+        for an event-loop wake-up; with 50 conversations at once the lock was held ~90% of the
+        time and replies queued 100-250 ms on it per write (docs/benchmarks.md, third pass).
+        Here the lock is held for one hand-off. Uses aiosqlite's ``Connection._execute``
+        (0.20-0.22; pinned in pyproject.toml).
+
+        Raises:
+            sqlite3.Error (``aiosqlite.Error``): the transaction failed and was rolled back.
+        """
+        async with self._lock:
+            self.hot.begin_write(hot)
+            failed = True
+            try:
+                yield self._run_in_transaction
+                failed = False
+            finally:
+                self.hot.end_write(hot, failed=failed)
+
+    async def _run_in_transaction(self, fn: Callable, *args):
+        return await self._conn._execute(_in_transaction, self._conn, fn, args)
 
     async def _one(self, sql: str, args: Sequence = ()) -> aiosqlite.Row | None:
         # one round trip to aiosqlite's thread (execute, fetch and close there) instead of
@@ -359,52 +463,29 @@ class SQLiteStore:
             ``(turn, created)``; ``created`` is False when a turn with the same platform message
             id already exists in the thread (a redelivery), which is returned instead.
         """
-        async with self._tx(hot=()) as tx:  # the hot cache's entry is updated below
-            if platform_message_id is not None:  # checked inside the write transaction
-                row = await self._one(
-                    "SELECT * FROM turns WHERE thread_id = ? AND platform_message_id = ?",
-                    (thread_id, platform_message_id),
-                )
-                if row is not None:
-                    return self._turn(row), False
+        stamp = _ts(at)
+        async with self._write(hot=()) as run:  # the hot cache's entry is updated below
             known, open_ = self.hot.session(thread_id)  # exact: no other write is running
-            if not known:
-                row = await self._one(
-                    "SELECT id FROM sessions WHERE thread_id = ? AND closed_at IS NULL",
-                    (thread_id,))
-            else:
-                row = {"id": open_.id} if open_ is not None else None
-            opened = None
-            if row is None:
-                cur = await tx.execute(
-                    "INSERT INTO sessions (thread_id, started_at, last_turn_at) VALUES (?, ?, ?)",
-                    (thread_id, _ts(at), _ts(at)),
-                )
-                session_id = cur.lastrowid
-                opened = SessionRow(id=session_id, thread_id=thread_id, started_at=_dt(_ts(at)),
-                                    last_turn_at=_dt(_ts(at)), closed_at=None, folded_through=0)
+            session = (open_.id if open_ is not None else None) if known else _UNKNOWN
+            result = await run(_add_turn_tx, thread_id, (
+                user_id, role.value, speaker, text, stamp, platform_message_id, generated_by,
+                int(memory_off), tokens), platform_message_id, stamp, session, fold_after)
+            if result[0] == "duplicate":
+                return self._turn(result[1]), False
+            _, session_id, opened, turn_id, fold = result
+            if opened:
                 log.info("session opened id=%s thread=%s", session_id, thread_id)
-            else:
-                session_id = row["id"]
-                await tx.execute(
-                    "UPDATE sessions SET last_turn_at = max(last_turn_at, ?) WHERE id = ?",
-                    (_ts(at), session_id),
-                )
-            cur = await tx.execute(
-                "INSERT INTO turns (thread_id, session_id, user_id, role, speaker, text, created_at,"
-                " platform_message_id, generated_by, memory_off, tokens)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (thread_id, session_id, user_id, role.value, speaker, text, _ts(at),
-                 platform_message_id, generated_by, int(memory_off), tokens),
-            )
-            turn_id = cur.lastrowid
-            if fold_after is not None:
-                await self._maybe_request_fold(tx, session_id, fold_after, at)
+            if fold is not None:
+                log.info("fold requested session=%s seq=%s turns=%s tokens=%s", session_id,
+                         *fold)
             self.hot.turn_added(thread_id, Turn(  # as session_turns would read it back
                 id=turn_id, thread_id=thread_id, session_id=session_id, role=role, text=text,
-                created_at=_dt(_ts(at)), user_id=user_id, speaker=speaker,
+                created_at=_dt(stamp), user_id=user_id, speaker=speaker,
                 platform_message_id=platform_message_id, generated_by=generated_by,
-                memory_off=memory_off), opened=opened, at=_dt(_ts(at)))
+                memory_off=memory_off), opened=(SessionRow(
+                    id=session_id, thread_id=thread_id, started_at=_dt(stamp),
+                    last_turn_at=_dt(stamp), closed_at=None, folded_through=0)
+                    if opened else None), at=_dt(stamp))
         log.debug("turn stored id=%s thread=%s role=%s", turn_id, thread_id, role.value)
         return Turn(
             id=turn_id, thread_id=thread_id, session_id=session_id, role=role, text=text,
@@ -412,30 +493,6 @@ class SQLiteStore:
             platform_message_id=platform_message_id, generated_by=generated_by,
             memory_off=memory_off,
         ), True
-
-    async def _maybe_request_fold(self, tx, session_id: int, bounds: tuple[int, int, int],
-                                  at: datetime) -> None:
-        row = await self._one(
-            "SELECT count(*) AS n, coalesce(sum(t.tokens), 0) AS tokens FROM turns t "
-            "JOIN sessions s ON s.id = t.session_id WHERE t.session_id = ? "
-            "AND t.id > s.folded_through", (session_id,))
-        over_turns = row["n"] > bounds[0]
-        over_tokens = row["tokens"] > bounds[1] and row["n"] > bounds[2]
-        if not (over_turns or over_tokens):
-            return
-        pending = await self._one(
-            "SELECT 1 FROM work WHERE session_id = ? AND kind = 'fold' AND done_at IS NULL",
-            (session_id,))
-        if pending is not None:
-            return
-        seq = await self._one(
-            "SELECT coalesce(max(seq), 0) + 1 AS seq FROM work WHERE session_id = ? AND kind = 'fold'",
-            (session_id,))
-        await tx.execute(
-            "INSERT INTO work (kind, session_id, seq, created_at) VALUES ('fold', ?, ?, ?)",
-            (session_id, seq["seq"], _ts(at)))
-        log.info("fold requested session=%s seq=%s turns=%s tokens=%s", session_id, seq["seq"],
-                 row["n"], row["tokens"])
 
     @staticmethod
     def _turn(row: aiosqlite.Row) -> Turn:
@@ -791,11 +848,9 @@ class SQLiteStore:
         if not fact_ids:
             return
         marks = ",".join("?" * len(fact_ids))
-        async with self._tx(hot=()) as tx:
-            await tx.execute(
-                f"UPDATE facts SET last_recalled_at = ? WHERE id IN ({marks})",
-                (_ts(now), *fact_ids),
-            )
+        async with self._write(hot=()) as run:
+            await run(_execute, f"UPDATE facts SET last_recalled_at = ? WHERE id IN ({marks})",
+                      (_ts(now), *fact_ids))
 
     # ----------------------------------------------------------------- deletion
 
@@ -946,13 +1001,12 @@ class SQLiteStore:
         self, thread_id: int, user_id: int, payload: dict, now: datetime
     ) -> None:
         """Keep what the model saw for the user's last reply in this thread (for ``/why``)."""
-        async with self._tx(hot=()) as tx:
-            await tx.execute(
-                "INSERT INTO prompt_records (thread_id, user_id, created_at, payload) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (thread_id, user_id) DO UPDATE SET "
-                "created_at = excluded.created_at, payload = excluded.payload",
-                (thread_id, user_id, _ts(now), json.dumps(payload, ensure_ascii=False)),
-            )
+        async with self._write(hot=()) as run:
+            await run(_execute,
+                      "INSERT INTO prompt_records (thread_id, user_id, created_at, payload) "
+                      "VALUES (?, ?, ?, ?) ON CONFLICT (thread_id, user_id) DO UPDATE SET "
+                      "created_at = excluded.created_at, payload = excluded.payload",
+                      (thread_id, user_id, _ts(now), json.dumps(payload, ensure_ascii=False)))
 
     async def load_prompt_record(self, thread_id: int, user_id: int) -> dict | None:
         """Return the last prompt record of a user in a thread, or None."""
@@ -1115,8 +1169,9 @@ class SQLiteStore:
         ``cost_usd`` is None when the model has no known price; a row's cost is the sum over its
         calls whose price was known (None while there was none).
         """
-        async with self._tx(hot=()) as tx:
-            await tx.execute(
+        async with self._write(hot=()) as run:
+            await run(
+                _execute,
                 "INSERT INTO model_usage (user_id, day, model, calls, input_tokens, output_tokens,"
                 " cache_creation_input_tokens, cache_read_input_tokens, cost_usd)"
                 " VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT (user_id, day, model) DO UPDATE SET"
