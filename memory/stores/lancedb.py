@@ -17,6 +17,11 @@ policy (:data:`FOLD_ALWAYS_BELOW_ROWS`, :data:`FOLD_UNINDEXED_FRACTION`): small 
 on every write, as before; large ones fold in the background once unindexed rows exceed a small
 fraction of the table (measured in ``docs/benchmarks.md``: the recall ranking stays the same).
 :meth:`LanceIndex.compact` folds at once and also removes old versions.
+
+The dense half of a search runs on an in-process copy of the scope's rows when the scope is
+small enough to keep (``memory/stores/scope_cache.py``, dropped by every write that touches
+it); large scopes, and a handle opened with ``scope_cache_bytes=0``, use LanceDB's vector
+search with the same prefilter.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from lancedb.index import FTS
 
 from memory.errors import StoreError
 from memory.ports import ScopeFilter
+from memory.stores.scope_cache import SCOPE_CACHE_BYTES, ScopeRows, ScopeVectors
 from memory.types import IndexHit, IndexItem, ItemKind
 
 log = logging.getLogger(__name__)
@@ -92,7 +98,8 @@ class LanceIndex:
 
     def __init__(self, table, dim: int, *, fold_always_below: int = FOLD_ALWAYS_BELOW_ROWS,
                  fold_fraction: float = FOLD_UNINDEXED_FRACTION,
-                 fold_after_writes: int = FOLD_AFTER_WRITES) -> None:
+                 fold_after_writes: int = FOLD_AFTER_WRITES,
+                 scope_cache_bytes: int = SCOPE_CACHE_BYTES) -> None:
         self._table = table
         self._dim = dim
         self._fold_always_below = fold_always_below
@@ -109,16 +116,21 @@ class LanceIndex:
         self._unindexed = 0  # rows written since the last fold
         self._fold_task: asyncio.Task | None = None
         self.folds = 0  # folds run by this handle (the benchmark reports it)
+        # the dense half of a search runs on the scope's rows in memory when it can
+        # (memory/stores/scope_cache.py); 0 turns it off
+        self.scope_vectors = ScopeVectors(scope_cache_bytes) if scope_cache_bytes > 0 else None
 
     @classmethod
     async def open(cls, folder: str | Path, *, embedder_name: str, dim: int,
                    fold_always_below: int = FOLD_ALWAYS_BELOW_ROWS,
                    fold_fraction: float = FOLD_UNINDEXED_FRACTION,
-                   fold_after_writes: int = FOLD_AFTER_WRITES) -> "LanceIndex":
+                   fold_after_writes: int = FOLD_AFTER_WRITES,
+                   scope_cache_bytes: int = SCOPE_CACHE_BYTES) -> "LanceIndex":
         """Open (creating if needed) the table of ``embedder_name`` under ``folder``.
 
         ``fold_always_below`` (rows), ``fold_fraction`` and ``fold_after_writes`` set the fold
-        policy (see the module docstring; the defaults are the measured ones).
+        policy (see the module docstring; the defaults are the measured ones);
+        ``scope_cache_bytes`` the budget of the in-process scope vectors (0: none).
 
         Raises:
             StoreError: the folder cannot be opened, or the table's vector size differs from
@@ -146,7 +158,8 @@ class LanceIndex:
                 f"but the embedder gives {dim}-d; run `memory-bot reindex`"
             )
         index = cls(table, dim, fold_always_below=fold_always_below,
-                    fold_fraction=fold_fraction, fold_after_writes=fold_after_writes)
+                    fold_fraction=fold_fraction, fold_after_writes=fold_after_writes,
+                    scope_cache_bytes=scope_cache_bytes)
         indices = await table.list_indices()
         index._has_fts = any(i.index_type == "FTS" for i in indices)
         index._rows = await table.count_rows()
@@ -239,8 +252,12 @@ class LanceIndex:
     async def _write_locked(self, items: Sequence[IndexItem]) -> bool:
         """One ``merge_insert`` of ``items`` (distinct keys; the caller holds the lock);
         folds inline when due on a small table. Returns True when a background fold is due."""
-        await (self._table.merge_insert("key").when_matched_update_all()
-               .when_not_matched_insert_all().execute(self._arrow(items)))
+        try:
+            await (self._table.merge_insert("key").when_matched_update_all()
+                   .when_not_matched_insert_all().execute(self._arrow(items)))
+        finally:  # committed or not, cached copies of these scopes are no longer trusted
+            if self.scope_vectors is not None:
+                self.scope_vectors.written({i.scope for i in items})
         self._rows += len(items)
         self._unindexed += len(items)
         self._writes += 1
@@ -290,6 +307,9 @@ class LanceIndex:
                     await self._table.delete(f"key IN ({chunk})")
                 except Exception as exc:
                     raise StoreError(f"lancedb delete failed: {exc}") from exc
+                finally:
+                    if self.scope_vectors is not None:
+                        self.scope_vectors.deleted()
             self._rows = max(0, self._rows - len(keys))
         log.info("index delete rows=%d", len(keys))
 
@@ -308,10 +328,22 @@ class LanceIndex:
         hits: dict[str, IndexHit] = {}
         try:
             # The dense and the full-text query run at once (each is a prefiltered scan of the
-            # scope's rows through the BTree index on ``scope``).
-            dense_q = (self._table.query().nearest_to(query_vec).distance_type("cosine")
-                       .where(flt).select(["key", "kind", "item_id", "_distance"])
-                       .limit(limit).to_list())
+            # scope's rows through the BTree index on ``scope``); the dense one on the scope's
+            # cached rows when it has them, or reading them to fill the cache.
+            cache = self.scope_vectors
+            rows = cache.get(where.scope) if cache is not None else None
+            if rows is not None:  # the dense half in memory, exact (scope_cache.py)
+                dense_q = _done(None)
+            elif (cache is not None and not cache.too_big(where.scope)
+                  and cache.admit(where.scope)):
+                ticket = cache.ticket(where.scope)
+                # at most one row more than the cache keeps for a scope: a large scope costs
+                # a bounded read once, then stays with LanceDB's own search
+                dense_q = (self._table.query().where(f"scope = {_quote(where.scope)}")
+                           .select(["kind", "item_id", "owner", "status", "vector"])
+                           .limit(cache.max_rows(self._dim) + 1).to_arrow())
+            else:
+                dense_q = self._dense_query(query_vec, flt, limit)
             if self._has_fts and text.strip():
                 lexical_q = (self._table.query().nearest_to_text(text, columns="search_text")
                              .where(flt).select(["key", "kind", "item_id", "vector", "_score"])
@@ -319,9 +351,21 @@ class LanceIndex:
                 dense, lexical = await asyncio.gather(dense_q, lexical_q)
             else:
                 dense, lexical = await dense_q, []
-            for row in dense:
-                hits[row["key"]] = IndexHit(row["key"], ItemKind(row["kind"]), row["item_id"],
-                                            cosine=1.0 - float(row["_distance"]))
+            if isinstance(dense, pa.Table):  # a scope's rows read to fill the cache
+                if dense.num_rows > cache.max_rows(self._dim):
+                    cache.refuse(where.scope)
+                    dense = await self._dense_query(query_vec, flt, limit)
+                else:
+                    rows = self._scope_rows(dense)
+                    cache.put(where.scope, rows, ticket)
+            if rows is not None:
+                for key, kind, item_id, cosine in rows.nearest(query_vec, where, limit):
+                    hits[key] = IndexHit(key, ItemKind(kind), item_id, cosine=cosine)
+            else:
+                for row in dense:
+                    hits[row["key"]] = IndexHit(row["key"], ItemKind(row["kind"]),
+                                                row["item_id"],
+                                                cosine=1.0 - float(row["_distance"]))
             for row in lexical:
                 cosine = float(np.dot(np.asarray(row["vector"], dtype=np.float32), query_vec))
                 hits[row["key"]] = IndexHit(row["key"], ItemKind(row["kind"]), row["item_id"],
@@ -329,6 +373,18 @@ class LanceIndex:
         except Exception as exc:
             raise StoreError(f"lancedb search failed: {exc}") from exc
         return list(hits.values())
+
+    def _dense_query(self, query_vec: np.ndarray, flt: str, limit: int):
+        return (self._table.query().nearest_to(query_vec).distance_type("cosine").where(flt)
+                .select(["key", "kind", "item_id", "_distance"]).limit(limit).to_list())
+
+    def _scope_rows(self, table: pa.Table) -> ScopeRows:
+        vectors = table.column("vector").combine_chunks()
+        flat = vectors.flatten().to_numpy(zero_copy_only=False)
+        return ScopeRows.from_columns(
+            table.column("kind").to_pylist(), table.column("item_id").to_numpy(),
+            table.column("owner").to_pylist(), table.column("status").to_pylist(),
+            flat.reshape(table.num_rows, self._dim))
 
     async def keys(self) -> set[str]:
         """Every key in the table."""
@@ -356,6 +412,10 @@ class LanceIndex:
         """Wait for a background fold, then release the table handle."""
         await self.wait_for_fold()
         self._table.close()
+
+
+async def _done(value):
+    return value
 
 
 # ----------------------------------------------------------------- consistent copies (issue 12)

@@ -17,10 +17,11 @@ T = datetime(2026, 1, 1, tzinfo=timezone.utc)
 EMB = HashingEmbedder()
 
 
-@pytest.fixture(params=["lancedb", "inmemory"])
+@pytest.fixture(params=["lancedb", "lancedb-no-scope-cache", "inmemory"])
 async def index(request, tmp_path):
-    if request.param == "lancedb":
-        idx = await LanceIndex.open(tmp_path / "lancedb", embedder_name=EMB.name, dim=EMB.dim)
+    if request.param.startswith("lancedb"):  # with and without the in-process scope vectors
+        idx = await LanceIndex.open(tmp_path / "lancedb", embedder_name=EMB.name, dim=EMB.dim,
+                                    scope_cache_bytes=0 if "no-" in request.param else 1 << 20)
     else:
         idx = InMemoryIndex()
     yield idx
