@@ -9,6 +9,12 @@ rows of 384 floats) come from those arenas and are kept after use. Measured at 1
 smaller LanceDB caches of ``memory.stores.lancedb``. Both settings are the ones glibc
 documents for this (mallopt(3): ``M_ARENA_MAX``, ``M_MMAP_THRESHOLD``) and equal to the
 environment variables ``MALLOC_ARENA_MAX`` and ``MALLOC_MMAP_THRESHOLD_``, which win when set.
+
+Arrow buffers made in Python (reading a scope's rows, building index writes) come from
+pyarrow's default pool, mimalloc, which keeps freed pages: at 100,000 facts the benchmark's
+peak was 436 MiB with it and 411 MiB with the system allocator under the settings above
+(docs/benchmarks.md, third pass). :func:`use_system_arrow_pool` switches to the system pool
+unless ``ARROW_DEFAULT_MEMORY_POOL`` chooses one.
 """
 
 from __future__ import annotations
@@ -51,4 +57,21 @@ def tune_allocator(environ: dict[str, str] | None = None) -> bool:
     if "MALLOC_MMAP_THRESHOLD_" not in env:
         applied |= mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) == 1
     log.debug("allocator tuned: %s", applied)
+    use_system_arrow_pool(env)
     return applied
+
+
+def use_system_arrow_pool(environ: dict[str, str] | None = None) -> bool:
+    """Make the C allocator (tuned above) pyarrow's default memory pool, unless
+    ``ARROW_DEFAULT_MEMORY_POOL`` is set (pyarrow reads it itself).
+
+    Returns:
+        True when the pool was switched.
+    """
+    env = os.environ if environ is None else environ
+    if "ARROW_DEFAULT_MEMORY_POOL" in env:
+        return False
+    import pyarrow as pa
+
+    pa.set_memory_pool(pa.system_memory_pool())
+    return True
