@@ -14,13 +14,14 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bot.usage import record_usage
+from bot.usage import usage_statement
 from memory.assembly import assemble
 from memory.episodes import is_end_phrase
 from memory.errors import ModelError
 from memory.ports import ChatModel
 from memory.redact import describe_redaction, redact
 from memory.service import Context, MemoryService
+from memory.stores.sqlite import SQLiteStore
 from memory.text import language_of
 from memory.types import IncomingMessage, ThreadKey
 
@@ -158,22 +159,27 @@ class ConversationEngine:
         except ModelError as exc:
             log.warning("model call failed thread=%s: %s", ctx.thread.id, exc)
             return notes + [MODEL_DOWN_REPLY]
-        await record_usage(self.memory.store, ctx.user.id, reply, self.memory.clock.now())
+        now = self.memory.clock.now()
+        # the usage row and the /why record go in the reply turn's transaction: one write
+        # instead of three (docs/benchmarks.md, third pass)
+        statements = [usage_statement(ctx.user.id, reply, now), SQLiteStore.prompt_record_statement(
+            ctx.thread.id, ctx.user.id, {
+                "items": [{"key": i.key, "kind": i.kind.value, "score": round(i.score, 3),
+                           "tokens": i.tokens, "session_id": i.source_session_id,
+                           "created_at": i.created_at.isoformat() if i.created_at else None,
+                           "pinned": i.pinned, "text": i.text} for i in prompt.recalled],
+                "memory_tokens": prompt.memory_tokens,
+                "budget": self.memory.config.budget_tokens,
+                "working_turns": len(window),
+                "working_tokens": working_tokens,
+                "model": reply.model,
+            }, now)]
         answer = reply.text.strip()
         if answer:
             await self.memory.record_assistant_turn(
-                ctx, answer, at=self.memory.clock.now(), generated_by=reply.model)
-        await self.memory.store.save_prompt_record(ctx.thread.id, ctx.user.id, {
-            "items": [{"key": i.key, "kind": i.kind.value, "score": round(i.score, 3),
-                       "tokens": i.tokens, "session_id": i.source_session_id,
-                       "created_at": i.created_at.isoformat() if i.created_at else None,
-                       "pinned": i.pinned, "text": i.text} for i in prompt.recalled],
-            "memory_tokens": prompt.memory_tokens,
-            "budget": self.memory.config.budget_tokens,
-            "working_turns": len(window),
-            "working_tokens": working_tokens,
-            "model": reply.model,
-        }, self.memory.clock.now())
+                ctx, answer, at=now, generated_by=reply.model, statements=statements)
+        else:
+            await self.memory.store.run_statements(statements)
         if any(w.kind == "fold" for w in await self.memory.store.pending_work(
                 thread_id=ctx.thread.id)):
             self.memory.consolidate_in_background(ctx.thread.id)  # off the reply path

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from adapters.llm.pricing import PRICES_CHECKED, cost_usd
-from memory.stores.sqlite import SQLiteStore, UsageRow
+from memory.stores.sqlite import SQLiteStore, Statement, UsageRow
 from memory.types import ModelReply
 
 STATS_DAYS = 30
@@ -21,11 +21,17 @@ def utc_day(at: datetime) -> str:
 async def record_usage(store: SQLiteStore, user_id: int, reply: ModelReply, at: datetime) -> None:
     """Add one call's reported usage (and its cost, when the model has a price) to the user's
     totals for the UTC day of ``at``."""
+    await store.run_statements([usage_statement(user_id, reply, at)])
+
+
+def usage_statement(user_id: int, reply: ModelReply, at: datetime) -> Statement:
+    """:func:`record_usage` as a statement, to store with the reply's turn in one transaction
+    (``SQLiteStore.add_turn(statements=...)``)."""
     tokens = {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
               "cache_creation_input_tokens": reply.cache_creation_input_tokens,
               "cache_read_input_tokens": reply.cache_read_input_tokens}
-    await store.add_model_usage(user_id, utc_day(at), reply.model,
-                                cost_usd=cost_usd(reply.model, **tokens), **tokens)
+    return SQLiteStore.usage_statement(user_id, utc_day(at), reply.model,
+                                       cost_usd=cost_usd(reply.model, **tokens), **tokens)
 
 
 def _line(label: str, calls: int, tin: int, tout: int, write: int, read: int,

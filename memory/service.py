@@ -33,7 +33,14 @@ from memory.lifecycle import (
 from memory.ports import Clock, Embedder, ScopeFilter, SearchIndex, StructuredModel, TokenCounter
 from memory.recall import MemoryBlocks, asks_about_the_past, pack, rank_hits
 from memory.semantic import FactOutcome, SemanticWriter
-from memory.stores.sqlite import ForgetResult, RoundDraft, SQLiteStore, ThreadRow, UserRow
+from memory.stores.sqlite import (
+    ForgetResult,
+    RoundDraft,
+    SQLiteStore,
+    Statement,
+    ThreadRow,
+    UserRow,
+)
 from memory.text import language_of, normalise, search_text
 from memory.topics import topic_terms
 from memory.types import (
@@ -223,13 +230,16 @@ class MemoryService:
         )
 
     async def record_assistant_turn(
-        self, ctx: Context, text: str, *, at: datetime, generated_by: str
+        self, ctx: Context, text: str, *, at: datetime, generated_by: str,
+        statements: Sequence[Statement] = (),
     ) -> Turn:
-        """Store the assistant's reply in the thread's open session."""
+        """Store the assistant's reply in the thread's open session, with ``statements``
+        (the reply's usage row and ``/why`` record) in the same transaction
+        (:meth:`SQLiteStore.add_turn`)."""
         turn, _ = await self.store.add_turn(
             thread_id=ctx.thread.id, role=Role.ASSISTANT, text=text, at=at, speaker="Assistant",
             generated_by=generated_by, memory_off=not ctx.user.memory_enabled,
-            tokens=self.counter.count(text), fold_after=self._fold_bounds,
+            tokens=self.counter.count(text), fold_after=self._fold_bounds, statements=statements,
         )
         return turn
 

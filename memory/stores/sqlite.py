@@ -68,10 +68,12 @@ _UNKNOWN = object()  # add_turn: the hot cache does not know the thread's open s
 
 
 def _add_turn_tx(db, thread_id: int, values: tuple, pmid: str | None, at: str,
-                 session: object, fold_after: tuple[int, int, int] | None):
+                 session: object, fold_after: tuple[int, int, int] | None,
+                 statements: Sequence[Statement] = ()):
     """The transaction of :meth:`SQLiteStore.add_turn` (in aiosqlite's thread). ``values``:
     the turn's columns after ``thread_id, session_id`` (``user_id`` ... ``tokens``); ``session``:
-    the open session's id, None for none, or ``_UNKNOWN``. Returns ``("duplicate", row)`` or
+    the open session's id, None for none, or ``_UNKNOWN``; ``statements`` run after the turn
+    is stored (not for a duplicate). Returns ``("duplicate", row)`` or
     ``("stored", session_id, opened, turn_id, fold)`` with ``fold`` None or
     ``(seq, turns, tokens)`` of a fold job recorded with the turn."""
     if pmid is not None:
@@ -96,6 +98,8 @@ def _add_turn_tx(db, thread_id: int, values: tuple, pmid: str | None, at: str,
         " platform_message_id, generated_by, memory_off, tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
         (thread_id, session, *values)).lastrowid
     fold = _request_fold_tx(db, session, fold_after, at) if fold_after is not None else None
+    for sql, args in statements:
+        db.execute(sql, args)
     return "stored", session, opened, turn_id, fold
 
 
@@ -119,9 +123,20 @@ def _request_fold_tx(db, session_id: int, bounds: tuple[int, int, int], at: str)
     return seq, n, tokens
 
 
+Statement = tuple[str, Sequence]
+"""One SQL statement and its parameters, to run inside another write's transaction (see
+:meth:`SQLiteStore.add_turn`, :meth:`SQLiteStore.usage_statement`)."""
+
+
 def _execute(db, sql: str, args: Sequence) -> None:
     """One statement inside :func:`_in_transaction`."""
     db.execute(sql, args)
+
+
+def _execute_all(db, statements: Sequence[Statement]) -> None:
+    """Statements in order inside :func:`_in_transaction`."""
+    for sql, args in statements:
+        db.execute(sql, args)
 
 
 def _fetch_one(conn: aiosqlite.Connection, sql: str, args: Sequence):
@@ -450,8 +465,14 @@ class SQLiteStore:
         memory_off: bool = False,
         tokens: int = 0,
         fold_after: tuple[int, int, int] | None = None,
+        statements: Sequence[Statement] = (),
     ) -> tuple[Turn, bool]:
         """Store a turn in the thread's open session, opening a session if none is open.
+
+        ``statements`` (:data:`Statement`, e.g. :meth:`usage_statement`,
+        :meth:`prompt_record_statement`) run in the same transaction after the turn, so a reply
+        is stored in one write instead of three; they must not touch turns or sessions (the
+        hot cache is not dropped for them). They do not run for a redelivered turn.
 
         With ``fold_after = (turns, tokens, min_turns)``, a ``fold`` job is recorded in the same
         transaction when no fold is pending and the session's unfolded turns number more than
@@ -469,7 +490,8 @@ class SQLiteStore:
             session = (open_.id if open_ is not None else None) if known else _UNKNOWN
             result = await run(_add_turn_tx, thread_id, (
                 user_id, role.value, speaker, text, stamp, platform_message_id, generated_by,
-                int(memory_off), tokens), platform_message_id, stamp, session, fold_after)
+                int(memory_off), tokens), platform_message_id, stamp, session, fold_after,
+                tuple(statements))
             if result[0] == "duplicate":
                 return self._turn(result[1]), False
             _, session_id, opened, turn_id, fold = result
@@ -1001,12 +1023,23 @@ class SQLiteStore:
         self, thread_id: int, user_id: int, payload: dict, now: datetime
     ) -> None:
         """Keep what the model saw for the user's last reply in this thread (for ``/why``)."""
-        async with self._write(hot=()) as run:
-            await run(_execute,
-                      "INSERT INTO prompt_records (thread_id, user_id, created_at, payload) "
-                      "VALUES (?, ?, ?, ?) ON CONFLICT (thread_id, user_id) DO UPDATE SET "
-                      "created_at = excluded.created_at, payload = excluded.payload",
-                      (thread_id, user_id, _ts(now), json.dumps(payload, ensure_ascii=False)))
+        await self.run_statements([self.prompt_record_statement(thread_id, user_id, payload, now)])
+
+    @staticmethod
+    def prompt_record_statement(thread_id: int, user_id: int, payload: dict,
+                                now: datetime) -> Statement:
+        """The statement :meth:`save_prompt_record` runs (for :meth:`add_turn`'s
+        ``statements``)."""
+        return ("INSERT INTO prompt_records (thread_id, user_id, created_at, payload) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (thread_id, user_id) DO UPDATE SET "
+                "created_at = excluded.created_at, payload = excluded.payload",
+                (thread_id, user_id, _ts(now), json.dumps(payload, ensure_ascii=False)))
+
+    async def run_statements(self, statements: Sequence[Statement]) -> None:
+        """Run statements that touch no turn and no session in one write transaction."""
+        if statements:
+            async with self._write(hot=()) as run:
+                await run(_execute_all, tuple(statements))
 
     async def load_prompt_record(self, thread_id: int, user_id: int) -> dict | None:
         """Return the last prompt record of a user in a thread, or None."""
@@ -1169,25 +1202,35 @@ class SQLiteStore:
         ``cost_usd`` is None when the model has no known price; a row's cost is the sum over its
         calls whose price was known (None while there was none).
         """
-        async with self._write(hot=()) as run:
-            await run(
-                _execute,
-                "INSERT INTO model_usage (user_id, day, model, calls, input_tokens, output_tokens,"
-                " cache_creation_input_tokens, cache_read_input_tokens, cost_usd)"
-                " VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT (user_id, day, model) DO UPDATE SET"
-                " calls = calls + 1,"
-                " input_tokens = input_tokens + excluded.input_tokens,"
-                " output_tokens = output_tokens + excluded.output_tokens,"
-                " cache_creation_input_tokens = cache_creation_input_tokens"
-                " + excluded.cache_creation_input_tokens,"
-                " cache_read_input_tokens = cache_read_input_tokens"
-                " + excluded.cache_read_input_tokens,"
-                " cost_usd = CASE WHEN cost_usd IS NULL THEN excluded.cost_usd"
-                " WHEN excluded.cost_usd IS NULL THEN cost_usd"
-                " ELSE cost_usd + excluded.cost_usd END",
-                (user_id, day, model, input_tokens, output_tokens, cache_creation_input_tokens,
-                 cache_read_input_tokens, cost_usd),
-            )
+        await self.run_statements([self.usage_statement(
+            user_id, day, model, input_tokens=input_tokens, output_tokens=output_tokens,
+            cache_creation_input_tokens=cache_creation_input_tokens,
+            cache_read_input_tokens=cache_read_input_tokens, cost_usd=cost_usd)])
+
+    @staticmethod
+    def usage_statement(
+        user_id: int, day: str, model: str, *, input_tokens: int, output_tokens: int,
+        cache_creation_input_tokens: int = 0, cache_read_input_tokens: int = 0,
+        cost_usd: float | None = None,
+    ) -> Statement:
+        """The statement :meth:`add_model_usage` runs (for :meth:`add_turn`'s ``statements``)."""
+        return (
+            "INSERT INTO model_usage (user_id, day, model, calls, input_tokens, output_tokens,"
+            " cache_creation_input_tokens, cache_read_input_tokens, cost_usd)"
+            " VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT (user_id, day, model) DO UPDATE SET"
+            " calls = calls + 1,"
+            " input_tokens = input_tokens + excluded.input_tokens,"
+            " output_tokens = output_tokens + excluded.output_tokens,"
+            " cache_creation_input_tokens = cache_creation_input_tokens"
+            " + excluded.cache_creation_input_tokens,"
+            " cache_read_input_tokens = cache_read_input_tokens"
+            " + excluded.cache_read_input_tokens,"
+            " cost_usd = CASE WHEN cost_usd IS NULL THEN excluded.cost_usd"
+            " WHEN excluded.cost_usd IS NULL THEN cost_usd"
+            " ELSE cost_usd + excluded.cost_usd END",
+            (user_id, day, model, input_tokens, output_tokens, cache_creation_input_tokens,
+             cache_read_input_tokens, cost_usd),
+        )
 
     async def model_usage(self, user_id: int, *, since_day: str | None = None) -> list[UsageRow]:
         """A user's model usage per day and model, newest day first (from ``since_day``,

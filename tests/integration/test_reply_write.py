@@ -1,0 +1,47 @@
+"""A reply is stored in one write: the assistant turn, the usage row and the /why record
+commit together or not at all."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from memory.types import Role
+
+
+async def _counts(store):
+    async def one(sql):
+        return (await store._one(sql))[0]
+
+    return (await one("SELECT count(*) FROM turns WHERE role = 'assistant'"),
+            await one("SELECT coalesce(sum(calls), 0) FROM model_usage"),
+            await one("SELECT count(*) FROM prompt_records"))
+
+
+async def test_a_reply_writes_turn_usage_and_why_record(harness):
+    await harness.say("I like green tea")
+    await harness.say("what do I drink?")
+    assert await _counts(harness.store) == (2, 2, 1)  # one /why record per user and thread
+    ctx = await harness.memory.context(harness.message("x"))
+    record = await harness.store.load_prompt_record(ctx.thread.id, ctx.user.id)
+    assert record["model"] and record["working_turns"] >= 1
+
+
+async def test_statements_fail_with_their_turn(harness):
+    await harness.say("hello")
+    ctx = await harness.memory.context(harness.message("x"))
+    before = await _counts(harness.store)
+    turns = await harness.store.session_turns((await harness.store.open_session(ctx.thread.id)).id)
+    bad = ("INSERT INTO no_such_table VALUES (?)", (1,))
+    with pytest.raises(sqlite3.OperationalError):
+        await harness.memory.record_assistant_turn(
+            ctx, "an answer", at=harness.clock.now(), generated_by="offline",
+            statements=[harness.store.usage_statement(ctx.user.id, "2026-01-01", "m",
+                                                      input_tokens=1, output_tokens=1), bad])
+    assert await _counts(harness.store) == before  # nothing of it was kept
+    after = await harness.store.session_turns((await harness.store.open_session(ctx.thread.id)).id)
+    assert after == turns and not any(t.text == "an answer" for t in after)
+    window = await harness.memory.working_memory(ctx)  # the hot cache was dropped, not stale
+    assert [t.text for t in window if t.role is Role.ASSISTANT] == [
+        t.text for t in turns if t.role is Role.ASSISTANT]
