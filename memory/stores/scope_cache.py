@@ -27,14 +27,14 @@ import numpy as np
 from memory.ports import ScopeFilter
 
 #: Default budget of :class:`ScopeVectors` in bytes (the arrays: 4 bytes per dimension and
-#: ~30 per row): 8 MiB holds ~5,000 rows of 384-d vectors, the active users' scopes of a
-#: small deployment; measured in docs/benchmarks.md (third pass).
-SCOPE_CACHE_BYTES = 8 << 20
-#: One scope may take at most this fraction of the budget (1 MiB of 8: ~680 rows of 384-d
+#: ~30 per row): 4 MiB holds ~2,700 rows of 384-d vectors. In the benchmark's throughput job
+#: (50 conversations over 200 users, 10,000 facts) the cache used 2.2 MiB; every MiB more is
+#: a MiB more of peak memory at 100,000 facts (docs/benchmarks.md, third pass).
+SCOPE_CACHE_BYTES = 4 << 20
+#: One scope may take at most this fraction of the budget (1 MiB of 4: ~680 rows of 384-d
 #: vectors, a chat user's first months): larger scopes stay with LanceDB's search, whose
-#: reads do not pass every vector through Python (reading them raised the benchmark's peak
-#: memory by ~30 MiB at 100,000 facts).
-SCOPE_SHARE = 8
+#: reads do not pass every vector through Python.
+SCOPE_SHARE = 4
 _ROW_OVERHEAD = 32  # bytes per row besides the vector (ids, kind, owner text, status, norm)
 
 
