@@ -76,6 +76,33 @@ def rank_hits(
     return sorted(kept, key=lambda hs: (-hs[1], -hs[0].item_id))
 
 
+def merge_parts(ranked_parts: Sequence[list[tuple[IndexHit, float]]]
+                ) -> list[tuple[IndexHit, float]]:
+    """Merge the rankings of a question's parts (``rank_hits`` output per part) into one.
+
+    Each part's scores are scaled so that its best item scores as high as the best item of any
+    part (``score * best_overall / best_of_part``, so still in [0, 1]): every part's best
+    match heads the list, whichever part matches more strongly (issue 5: in "How tall is my
+    colleague? Also, when is the model art festival?" the festival's many rounds otherwise
+    filled the budget). An item found by several parts keeps its highest score. One part is
+    returned as it is. Best first; ties by rank within their part (so one part's many equal
+    matches do not bury another part's best), then newer id first.
+    """
+    parts = [p for p in ranked_parts if p]
+    if len(parts) <= 1:
+        return list(parts[0]) if parts else []
+    best = max(p[0][1] for p in parts)
+    merged: dict[str, tuple[IndexHit, float, int]] = {}
+    for part in parts:
+        scale = best / part[0][1] if part[0][1] > 0 else 1.0
+        for rank, (hit, score) in enumerate(part):
+            scaled = min(1.0, score * scale)
+            if hit.key not in merged or scaled > merged[hit.key][1]:
+                merged[hit.key] = (hit, scaled, rank)
+    ordered = sorted(merged.values(), key=lambda h: (-h[1], h[2], -h[0].item_id))
+    return [(hit, score) for hit, score, _ in ordered]
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryBlocks:
     """The packed memory of one prompt: items in prompt order and the rendered blocks."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from memory import service
 from memory.excerpt import TurnLine, clip_sentences, excerpt, terms
 from memory.service import PREV_WEIGHT, REPLY_WEIGHT, ROUND_PROMPT_TOKENS, MemoryConfig
 from memory.tokens import HeuristicTokenCounter
@@ -75,7 +76,8 @@ async def test_recall_shows_a_long_round_as_an_excerpt_carrying_one_turn(tmp_pat
         await h.store.close()
 
 
-async def test_a_recalled_message_brings_the_reply_to_it(harness):
+async def test_a_recalled_message_brings_the_reply_to_it(harness, monkeypatch):
+    monkeypatch.setattr(service, "SPEAKER_WEIGHT", 1.0)  # the question names Ben
     # a recorded conversation between two people (no assistant replies): one turn per round
     g = dict(chat="g", kind=ChatKind.GROUP)
     ingest = harness.engine.ingest
@@ -97,7 +99,8 @@ async def test_a_recalled_message_brings_the_reply_to_it(harness):
     assert reply.score == pytest.approx(REPLY_WEIGHT * question.score)
 
 
-async def test_a_recalled_reply_brings_the_message_it_answers(harness):
+async def test_a_recalled_reply_brings_the_message_it_answers(harness, monkeypatch):
+    monkeypatch.setattr(service, "SPEAKER_WEIGHT", 1.0)  # the question names Ben
     # the matching words are in the reply; the message before it (what it answers) comes along
     g = dict(chat="g", kind=ChatKind.GROUP)
     ingest = harness.engine.ingest
