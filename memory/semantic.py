@@ -34,6 +34,7 @@ from memory.facts import (
     ended_values,
     explicit_request,
     fact_text,
+    first_person,
     is_correction,
     stable_statement,
 )
@@ -170,7 +171,7 @@ class _Write:
 
     async def candidate(self, topic: str | None, value: str | None, text: str,
                         kind: str = "note") -> FactOutcome:
-        vector = (await self.embedder.embed_documents([text]))[0]
+        vector = (await self.embedder.embed_documents([first_person(text)]))[0]
         norm = normalise(text)
         matches = []
         for row in await self.store.open_candidates(self.user_id, self.scope):
@@ -211,8 +212,8 @@ class _Write:
         ``duplicate`` (``duplicate_cross_language`` across scripts). One embedding and one
         index query, whatever the number of facts."""
         norm = normalise(text)
-        if vector is None:
-            vector = (await self.embedder.embed_documents([text]))[0]
+        if vector is None:  # as the index's fact vectors are made (service._fact_items)
+            vector = (await self.embedder.embed_documents([first_person(text)]))[0]
         hits = await self.index.search(
             vector=vector, text="", where=ScopeFilter(scope=self.scope, owner=str(self.user_id)),
             limit=8)

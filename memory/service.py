@@ -21,6 +21,7 @@ from memory.dates import time_keys
 from memory.episodes import EpisodeDraft, summarise_session
 from memory.errors import ModelError
 from memory.excerpt import TurnLine, excerpt, terms
+from memory.facts import first_person
 from memory.focus import focus_question, question_parts
 from memory.lifecycle import (
     IdleCheck,
@@ -525,13 +526,15 @@ class MemoryService:
 
     # ----------------------------------------------------------------- index rows
 
-    async def _items(self, specs: list[tuple], extra: Sequence[str] | None = None
-                     ) -> list[IndexItem]:
+    async def _items(self, specs: list[tuple], extra: Sequence[str] | None = None,
+                     embed: Callable[[str], str] | None = None) -> list[IndexItem]:
         """Index rows for ``(kind, id, owner, scope, status, text, created_at)`` specs; ``extra``
-        (parallel to ``specs``) is added to the lexical keys only (expanded keys)."""
+        (parallel to ``specs``) is added to the lexical keys only (expanded keys); ``embed``
+        gives the text a row's vector is made from (default: its text)."""
         if not specs:
             return []
-        vectors = await self.embedder.embed_documents([s[5] for s in specs])
+        vectors = await self.embedder.embed_documents(
+            [embed(s[5]) if embed else s[5] for s in specs])
         extra = extra or [""] * len(specs)
         return [
             IndexItem(key=f"{kind.value}:{item_id}", kind=kind, item_id=item_id, owner=owner,
@@ -545,11 +548,12 @@ class MemoryService:
     async def _fact_items(self, facts: Sequence[tuple[Fact, str]]) -> list[IndexItem]:
         """Index rows of facts; a fact with a known topic gets the topic's question words as
         expanded lexical keys (``memory.topics.TOPIC_TERMS``: "Which city am I in?" finds
-        "The user lives in Graz")."""
+        "The user lives in Graz"); its vector is made from its first-person wording
+        (``memory.facts.first_person``: "where do I live?" finds it)."""
         return await self._items([
             (ItemKind.FACT, f.id, str(f.user_id), scope, f.status.value, f.text, f.created_at)
             for f, scope in facts
-        ], [topic_terms(f.topic) for f, _ in facts])
+        ], [topic_terms(f.topic) for f, _ in facts], embed=first_person)
 
     async def _episode_items(self, episodes: Sequence[Episode]) -> list[IndexItem]:
         return await self._items([
