@@ -25,6 +25,7 @@ Commands:
 /memory_off, /memory_on - stop or resume remembering you ("chat": the whole group, admins)
 /export - everything I keep about you, as one JSON document
 /stats - your model usage and its cost
+/timezone [NAME] - your time zone (IANA name, e.g. Europe/Vienna), for dates such as "tomorrow"
 /help - this text"""
 
 

@@ -180,6 +180,9 @@ async def test_why_and_help_and_unknown(harness):
     assert "haven't replied" in (await harness.say("/why"))[0]
     await harness.say("hello")
     assert (await harness.say("/why"))[0].startswith("For my last reply I recalled")
-    assert "/memories" in (await harness.say("/help"))[0]
+    help_text = (await harness.say("/help"))[0]
+    from bot.commands import COMMANDS
+
+    assert all(f"/{name}" in help_text for name in COMMANDS if name != "start")  # all listed
     assert "Unknown command /frobnicate" in (await harness.say("/frobnicate"))[0]
     assert (await harness.say("   "))[0].startswith("(empty message")
