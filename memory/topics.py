@@ -206,7 +206,7 @@ TOPIC_TERMS: dict[str, str] = {
     "employer": "job employer company office 上班 公司 单位",
     "job": "occupation profession career 职业 做什么",
     "diet": "eat food meals 饮食 吃 食物",
-    "allergy": "avoid eat food 不能吃 忌口 食物",
+    "allergy": "allergies allergy avoid eat food 不能吃 忌口 食物 过敏",
     "avoid_food": "avoid eat food 不能吃 忌口 食物",
     "primary_language": "language speak native 语言 母语",
     "reply_language": "language reply answer 语言 回答",
