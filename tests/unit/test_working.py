@@ -30,12 +30,27 @@ def test_system_notes_and_tool_results_stay():
     assert [t.id for t in kept] == [0, 1, 8, 9, 10, 11]
 
 
-def test_token_bound_evicts_but_never_the_last_turns():
+def test_token_bound_evicts_older_turns_first_and_never_the_last_one():
     long = "word " * 400  # ~400 tokens
     turns = [turn(i, text=long) for i in range(6)]
+    kept = select_window(turns, max_turns=30, max_tokens=900, counter=HeuristicTokenCounter(),
+                         keep_last=2)
+    assert [t.id for t in kept] == [4, 5]  # the newest two fit: they stay
     kept = select_window(turns, max_turns=30, max_tokens=500, counter=HeuristicTokenCounter(),
                          keep_last=2)
-    assert [t.id for t in kept] == [4, 5]  # over the bound, but the newest two always stay
+    assert [t.id for t in kept] == [5]  # too long together: only the current message stays
+    kept = select_window(turns, max_turns=30, max_tokens=100, counter=HeuristicTokenCounter(),
+                         keep_last=2)
+    assert [t.id for t in kept] == [5]  # over the bound alone, it still reaches the model
+
+
+def test_a_pasted_document_leaves_the_window_on_the_next_turns():
+    counter = HeuristicTokenCounter()
+    turns = [turn(0, text="hello"), turn(1, text="word " * 16000),  # a pasted 16k-token text
+             turn(2, Role.ASSISTANT, "Here is a summary."), turn(3, text="thanks, and now?")]
+    kept = select_window(turns, max_turns=20, max_tokens=4000, counter=counter, keep_last=4)
+    assert [t.id for t in kept] == [2, 3]  # oldest first, until the rest fits
+    assert sum(counter.count(t.text) for t in kept) <= 4000
 
 
 def test_eviction_never_touches_the_input_list():
