@@ -79,3 +79,18 @@ def question_parts(question: str) -> list[str]:
         elif piece:
             parts.append(piece)
     return parts if len(parts) > 1 else [question]
+
+
+_ABOUT_ME = re.compile(
+    r"\b(?:what|everything|anything|tell me)\b[^?.!]*\b(?:know|remember|recall|kept|keep|saved)"
+    r"\b[^?.!]*\babout me\b|\bwho am i\b"
+    r"|你(?:都)?(?:记得|知道|记住了|存了)(?:关于)?我(?:的)?(?:什么|哪些|些什么|多少)"
+    r"|关于我你(?:都)?(?:知道|记得)",
+    re.IGNORECASE)
+
+
+def asks_about_the_user(question: str) -> bool:
+    """True for a question about everything kept about the speaker ("what do you remember
+    about me?", "who am I?", "你都记得我什么？"): it names no subject a memory could match, so
+    recall adds the speaker's facts itself (``MemoryService.recall``)."""
+    return _ABOUT_ME.search(question) is not None

@@ -22,7 +22,7 @@ from memory.episodes import EpisodeDraft, summarise_session
 from memory.errors import ModelError
 from memory.excerpt import TurnLine, excerpt, terms
 from memory.facts import first_person
-from memory.focus import focus_question, question_parts
+from memory.focus import asks_about_the_user, focus_question, question_parts
 from memory.lifecycle import (
     IdleCheck,
     MaintenanceReport,
@@ -690,6 +690,8 @@ class MemoryService:
         candidates = await self._render(ranked, exclude_session_id, query)
         candidates = await self._with_replies(candidates, query)  # issue 5
         candidates = self._merge_repeats(candidates)
+        if asks_about_the_user(query):  # "what do you remember about me?" matches no fact
+            candidates = await self._with_own_facts(ctx, candidates)
         if ctx.thread.chat_kind is not ChatKind.PRIVATE:  # issue 5: a group's named member
             candidates = _named_speaker_first(candidates, query)
         pins = [await self.store.last_episode(ctx.thread.id)]
@@ -746,6 +748,22 @@ class MemoryService:
                                         self.counter.count(text), turn_ids,
                                         rnd.session_id, rnd.created_at))
         return out
+
+    async def _with_own_facts(self, ctx: Context, candidates: list[RecalledItem]
+                              ) -> list[RecalledItem]:
+        """Add the speaker's active facts of this scope, newest first, scored at the recall
+        threshold (after what the question matched; ``pack`` keeps ``top_k`` facts), to a
+        question about the speaker as a whole (``memory.focus.asks_about_the_user``)."""
+        have = {c.key for c in candidates}
+        facts = [f for f in await self.store.active_facts(ctx.user.id, ctx.scope)
+                 if f"fact:{f.id}" not in have]
+        added = []
+        for fact in sorted(facts, key=lambda f: f.created_at, reverse=True):
+            text = _fact_line(fact)
+            added.append(RecalledItem(f"fact:{fact.id}", ItemKind.FACT, text,
+                                      self.config.threshold, self.counter.count(text),
+                                      fact.source_turn_ids, None, fact.created_at))
+        return sorted([*candidates, *added], key=lambda c: -c.score)
 
     def _episode_item(self, episode: Episode, *, score: float, pinned: bool = False
                       ) -> RecalledItem:
