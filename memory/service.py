@@ -60,7 +60,6 @@ from memory.types import (
     Round,
     Turn,
 )
-from memory.when import query_time_keys
 from memory.working import select_window
 
 log = logging.getLogger(__name__)
@@ -86,9 +85,6 @@ REPLY_WEIGHT = 0.9
 #: LoCoMo at 1,000 tokens (shared split): 0 -> 0.779, 0.6 -> 0.781, 0.7 -> 0.781, 0.8 -> 0.785,
 #: 0.9 -> 0.779.
 PREV_WEIGHT = 0.8
-#: Add the keys of the days a question names ("last Saturday") to its lexical query
-#: (``memory.when``; issue 5).
-QUERY_DATE_KEYS = False
 #: Recall for the question a chatty message states after a marker such as "what I really want
 #: to know is" / "我真正想问的是" (``memory.focus``; issue 5).
 FOCUS_QUESTION = True
@@ -678,7 +674,7 @@ class MemoryService:
         for part in parts:
             vector = await self.embedder.embed_query(part)
             part_hits = await self.index.search(
-                vector=vector, text=search_text(self._lexical_query(ctx, part)),
+                vector=vector, text=search_text(part),
                 where=ScopeFilter(scope=ctx.scope, owner=str(ctx.user.id),
                                   include_history=asks_about_the_past(part)), limit=limit,
             )
@@ -709,17 +705,6 @@ class MemoryService:
                  ctx.thread.id, len(hits), len(ranked), len(blocks.items), blocks.tokens, elapsed)
         return RecallResult(blocks=blocks, candidates=len(hits), elapsed_ms=elapsed,
                             ranked=tuple(candidates))
-
-    def _lexical_query(self, ctx: Context, query: str) -> str:
-        """The question's lexical query: its words, plus the keys of the days it names relative
-        to now ("last Saturday", "上周五"; ``memory.when.query_time_keys``, issue 5) when
-        ``QUERY_DATE_KEYS`` is on, so rounds of that day match as they were keyed at write time.
-        """
-        if not QUERY_DATE_KEYS:
-            return query
-        keys = query_time_keys(query, at=self.clock.now(),
-                               tz=ctx.user.timezone or self.config.default_timezone)
-        return f"{query} {keys}" if keys else query
 
     async def _render(self, ranked, exclude_session_id: int | None, query: str = ""
                       ) -> list[RecalledItem]:
