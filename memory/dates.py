@@ -32,9 +32,10 @@ _ABSOLUTE = re.compile(r"\d{4}[-/年]\d{1,2}|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|
 #: call; these are most of the relative dates people write): a day word, with an optional part
 #: of the day, and "last / next / this" week, month or year. Same results as dateparser's with
 #: the settings below (tests/unit/test_dates.py compares them).
-_FAST = re.compile(r"\b(?:(today|tonight|tomorrow|yesterday)(?:\s+(?:morning|afternoon|evening|night))?"
-                   r"|(last|next|this)\s+(week|month|year))\b(?!['\u2019]s)", re.IGNORECASE)
-_ON_FAST = re.compile(r"\bon\s+(?=" + _FAST.pattern[2:] + ")", re.IGNORECASE)  # "on" + one: one "on"
+_FAST_EXPR = (r"(?:(today|tonight|tomorrow|yesterday)(?:\s+(?:morning|afternoon|evening|night))?"
+              r"|(last|next|this)\s+(week|month|year))\b(?!['\u2019]s)")
+_FAST = re.compile(r"\b" + _FAST_EXPR, re.IGNORECASE)
+_ON_FAST = re.compile(r"\bon\s+(?=" + _FAST_EXPR + ")", re.IGNORECASE)  # "on" + one: one "on"
 _FAST_NOT = re.compile(r"\bday\s+(?:before|after)\b", re.IGNORECASE)
 _DAY_OFFSET = {"today": 0, "tonight": 0, "tomorrow": 1, "yesterday": -1}
 _STEP = {"last": -1, "next": 1, "this": 0}

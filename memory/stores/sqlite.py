@@ -128,11 +128,6 @@ Statement = tuple[str, Sequence]
 :meth:`SQLiteStore.add_turn`, :meth:`SQLiteStore.usage_statement`)."""
 
 
-def _execute(db, sql: str, args: Sequence) -> None:
-    """One statement inside :func:`_in_transaction`."""
-    db.execute(sql, args)
-
-
 def _execute_all(db, statements: Sequence[Statement]) -> None:
     """Statements in order inside :func:`_in_transaction`."""
     for sql, args in statements:
@@ -870,9 +865,8 @@ class SQLiteStore:
         if not fact_ids:
             return
         marks = ",".join("?" * len(fact_ids))
-        async with self._write(hot=()) as run:
-            await run(_execute, f"UPDATE facts SET last_recalled_at = ? WHERE id IN ({marks})",
-                      (_ts(now), *fact_ids))
+        await self.run_statements(
+            [(f"UPDATE facts SET last_recalled_at = ? WHERE id IN ({marks})", (_ts(now), *fact_ids))])
 
     # ----------------------------------------------------------------- deletion
 
