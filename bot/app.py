@@ -183,7 +183,7 @@ async def build_app(
               scheduler=scheduler, lock=lock)
     try:
         added, removed = await memory.reconcile()
-        done = await memory.consolidate_pending()
+        done = await memory.consolidate_pending(waiting_too=True)  # a restart tries all
     except BaseException:  # close what is open without running more work
         app.closed = True
         try:

@@ -181,7 +181,7 @@ class ConversationEngine:
         else:
             await self.memory.store.run_statements(statements)
         if any(w.kind == "fold" for w in await self.memory.store.pending_work(
-                thread_id=ctx.thread.id)):
+                thread_id=ctx.thread.id, due_at=self.memory.clock.now())):
             self.memory.consolidate_in_background(ctx.thread.id)  # off the reply path
         redaction = describe_redaction(cleaned.kinds, lang)
         replies = [answer or "(the model returned an empty answer)"]

@@ -119,7 +119,9 @@ async def inspect_lines(store: SQLiteStore, who: str) -> list[str]:
                    f"{_span([s['id'] for s in sessions])}"
                    + (f" (open: {_span(open_)})" if open_ else "")
                    + (f"; consolidation pending: "
-                      + ", ".join(f"{w.kind} of session {w.session_id}" for w in pending)
+                      + ", ".join(f"{w.kind} of session {w.session_id}" + (
+                          f" (failed {w.attempts}x, next try {_when(w.retry_after.isoformat())})"
+                          if w.retry_after else "") for w in pending)
                       if pending else ""))
 
     out.append("")

@@ -9,6 +9,8 @@ runs the pending work and closes every session that went idle while the process 
 - One idle job per thread, id ``idle:<thread_id>``, replaced after every turn (a date trigger
   at the session's ``last_turn_at + IDLE_TIMEOUT_SECONDS``).
 - One maintenance job (``maintenance``), every 24 hours, the first 10 minutes after start-up.
+- One retry job (``retry``), every minute: consolidation jobs that failed and whose back-off
+  (``memory.service.retry_delay``: 30 s doubling to 1 hour) is over run again.
 - Job defaults ``misfire_grace_time=None`` and ``coalesce=True`` through ``job_defaults``, so a
   late job still runs, once (APScheduler's default grace of 1 s silently skipped late jobs:
   agronholm/apscheduler#292, #182; a top-level kwarg has no effect: #146).
@@ -43,6 +45,9 @@ JOB_DEFAULTS = {"misfire_grace_time": None, "coalesce": True, "max_instances": 1
 MAINTENANCE_JOB_ID = "maintenance"
 MAINTENANCE_INTERVAL_SECONDS = 24 * 3600
 MAINTENANCE_FIRST_DELAY_SECONDS = 600
+RETRY_JOB_ID = "retry"
+RETRY_JOB_INTERVAL_SECONDS = 60
+"""How often (seconds) failed consolidation jobs whose back-off is over are run again."""
 CATCH_UP_SECONDS = 1.0
 """Delay (seconds) before an idle job APScheduler reports as missed or skipped runs again."""
 RETRY_SECONDS = 60.0
@@ -92,6 +97,17 @@ async def maintenance_job(sched: "MemoryScheduler") -> None:
                                                retention_days=sched.retention_days)
         except Exception:
             log.exception("maintenance failed; it runs again at the next interval")
+
+
+async def retry_job(sched: "MemoryScheduler") -> None:
+    """Job: run the consolidation jobs that are due again after a failure (one SQL query when
+    there are none)."""
+    async with sched.tracked():
+        try:
+            await sched.memory.consolidate_pending()
+        except Exception:
+            log.exception("retrying pending consolidation failed; it runs again in %ds",
+                          RETRY_JOB_INTERVAL_SECONDS)
 
 
 class MemoryScheduler:
@@ -159,7 +175,7 @@ class MemoryScheduler:
             raise ConfigError(
                 f"the scheduler's executor is {type(self._executor).__name__}, not an "
                 "AsyncIOExecutor on the app's event loop: async jobs would never run")
-        for job in (idle_job, maintenance_job):
+        for job in (idle_job, maintenance_job, retry_job):
             if not inspect.iscoroutinefunction(job):
                 raise ConfigError(f"scheduler job {job.__name__} is not a coroutine function")
         self.scheduler.add_listener(self._on_skipped, EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES)
@@ -171,6 +187,9 @@ class MemoryScheduler:
             maintenance_job, "interval", args=(self,), seconds=MAINTENANCE_INTERVAL_SECONDS,
             next_run_time=_system_now() + timedelta(seconds=MAINTENANCE_FIRST_DELAY_SECONDS),
             id=MAINTENANCE_JOB_ID, replace_existing=True)
+        self.scheduler.add_job(retry_job, "interval", args=(self,),
+                               seconds=RETRY_JOB_INTERVAL_SECONDS, id=RETRY_JOB_ID,
+                               replace_existing=True)
         self.scheduler.resume()
         log.info("scheduler started idle_timeout_s=%s closed_at_startup=%d watched=%d",
                  self.idle_timeout_seconds, closed, len(still_open))

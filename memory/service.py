@@ -14,7 +14,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from memory.consolidation import LLMConsolidator
 from memory.dates import time_keys
@@ -100,6 +100,12 @@ SPLIT_QUESTIONS = True
 SPEAKER_WEIGHT = 0.8
 #: At most this many dates on one line that merges rounds repeating the same words.
 REPEAT_DATES = 5
+#: A failed consolidation job waits ``RETRY_BASE_SECONDS * 2**(attempts - 1)`` seconds, at most
+#: ``RETRY_MAX_SECONDS``, before it is tried again (exponential backoff without jitter: one
+#: process retries its own jobs, so there is no herd to spread; Brooker, "Exponential Backoff
+#: And Jitter", AWS Architecture Blog 2015). 30 s covers a rate limit's usual Retry-After.
+RETRY_BASE_SECONDS = 30.0
+RETRY_MAX_SECONDS = 3600.0
 #: Turns left unfolded in working memory after a fold (issue 4: "every turn except the last 10").
 KEEP_AFTER_FOLD = 10
 
@@ -158,6 +164,13 @@ class RecallResult:
     candidates: int
     elapsed_ms: float
     ranked: tuple[RecalledItem, ...] = field(default=())
+
+
+def retry_delay(attempts: int) -> float:
+    """Seconds a consolidation job waits after its ``attempts + 1``-th failure (``attempts``
+    failed before): 30, 60, 120, ... capped at 3,600 (``RETRY_BASE_SECONDS``,
+    ``RETRY_MAX_SECONDS``)."""
+    return min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS * 2.0 ** min(max(attempts, 0), 20))
 
 
 def _draft_of(episode: Episode) -> EpisodeDraft:
@@ -360,19 +373,24 @@ class MemoryService:
         await self.consolidate_pending(thread_id=thread_id)
         return closed
 
-    async def consolidate_pending(self, *, thread_id: int | None = None) -> int:
-        """Run every pending consolidation job (optionally of one thread), oldest first.
+    async def consolidate_pending(self, *, thread_id: int | None = None,
+                                  waiting_too: bool = False) -> int:
+        """Run every pending consolidation job that is due (optionally of one thread), oldest
+        first.
 
         Jobs of one thread run one at a time under that thread's consolidation lock, and each
         is marked done in the transaction that writes its result, so a duplicate trigger, a
         retry or two runs racing leave one episode per session. A failing job is counted and left
-        pending for the next run; others still run.
+        pending, not to be tried again for ``retry_delay(attempts)`` seconds (so a job that keeps
+        failing is not retried, and logged, at every turn); others still run. ``waiting_too``
+        runs the waiting ones as well (start-up: a restart tries everything once).
 
         Returns:
             The number of jobs completed by this call.
         """
         done = 0
-        for work in await self.store.pending_work(thread_id=thread_id):
+        due_at = None if waiting_too else self.clock.now()
+        for work in await self.store.pending_work(thread_id=thread_id, due_at=due_at):
             session = await self.store.get_session(work.session_id)
             lock = self._work_locks.setdefault(session.thread_id, asyncio.Lock())
             async with lock:
@@ -382,25 +400,31 @@ class MemoryService:
                 except Exception as exc:  # one job's failure must not stop the others
                     # a model error (429, 529, time-out) is expected: one line, retried later
                     expected = isinstance(exc, ModelError)
+                    delay = retry_delay(work.attempts)
                     log.log(logging.WARNING if expected else logging.ERROR,
-                            "consolidation %s work=%s session=%s: %s",
+                            "consolidation %s work=%s session=%s attempt=%d retry_in=%ds: %s",
                             "postponed" if expected else "failed", work.id, work.session_id,
-                            exc, exc_info=not expected)
-                    await self.store.fail_work(work.id, f"{type(exc).__name__}: {exc}")
+                            work.attempts + 1, delay, exc, exc_info=not expected)
+                    await self.store.fail_work(
+                        work.id, f"{type(exc).__name__}: {exc}",
+                        retry_after=self.clock.now() + timedelta(seconds=delay))
         return done
 
     async def settle(self, thread_id: int, *, timeout: float = 5.0) -> bool:
         """Wait (at most ``timeout`` seconds) until the thread's closed sessions are
         consolidated, running the work here if nobody else is: the first turn of a new session
-        then sees the previous session's episode. Folds of the open session are not waited for.
+        then sees the previous session's episode. Folds of the open session are not waited for,
+        nor is a job waiting to be retried after a failure (it runs when due).
 
         Returns:
             True when nothing of the thread's closing work is left pending.
         """
-        pending = [w for w in await self.store.pending_work(thread_id=thread_id)
-                   if w.kind == "close"]
-        if not pending:
+        pending = await self.store.pending_work(thread_id=thread_id)
+        closing = [w for w in pending if w.kind == "close"]
+        if not closing:
             return True
+        if not any(w.retry_after is None or w.retry_after <= self.clock.now() for w in closing):
+            return False
         task = asyncio.ensure_future(self.consolidate_pending(thread_id=thread_id))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -410,7 +434,8 @@ class MemoryService:
             log.warning("thread %s: previous session still consolidating after %.1fs",
                         thread_id, timeout)
             return False
-        return True
+        return not any(w.kind == "close"
+                       for w in await self.store.pending_work(thread_id=thread_id))
 
     def consolidate_in_background(self, thread_id: int) -> None:
         """Start the thread's pending work (a fold) off the reply path; shutdown awaits it."""

@@ -189,6 +189,7 @@ class WorkRow:
     session_id: int
     attempts: int
     seq: int = 0
+    retry_after: datetime | None = None  # a failed job is not tried again before this (UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -565,28 +566,40 @@ class SQLiteStore:
         log.info("session closed id=%s reason=%s", session_id, reason)
         return True
 
-    async def pending_work(self, *, thread_id: int | None = None) -> list[WorkRow]:
-        """Return consolidation jobs not yet done, oldest first (optionally of one thread)."""
+    async def pending_work(self, *, thread_id: int | None = None,
+                           due_at: datetime | None = None) -> list[WorkRow]:
+        """Return consolidation jobs not yet done, oldest first (optionally of one thread).
+
+        With ``due_at``, only jobs that may run then: never failed, or failed with a
+        ``retry_after`` at or before ``due_at``.
+        """
         sql = ("SELECT w.* FROM work w JOIN sessions s ON s.id = w.session_id "
                "WHERE w.done_at IS NULL")
         args: tuple = ()
         if thread_id is not None:
             sql += " AND s.thread_id = ?"
             args = (thread_id,)
+        if due_at is not None:
+            sql += " AND (w.retry_after IS NULL OR w.retry_after <= ?)"
+            args += (_ts(due_at),)
         rows = await self._all(sql + " ORDER BY w.id", args)
-        return [WorkRow(r["id"], r["kind"], r["session_id"], r["attempts"], r["seq"]) for r in rows]
+        return [WorkRow(r["id"], r["kind"], r["session_id"], r["attempts"], r["seq"],
+                        _dt(r["retry_after"]) if r["retry_after"] else None) for r in rows]
 
     async def work_done(self, work_id: int) -> bool:
         """True when a job is done (or gone with its session)."""
         row = await self._one("SELECT done_at FROM work WHERE id = ?", (work_id,))
         return row is None or row["done_at"] is not None
 
-    async def fail_work(self, work_id: int, error: str) -> None:
-        """Count a failed attempt of a job (it stays pending)."""
+    async def fail_work(self, work_id: int, error: str, *,
+                        retry_after: datetime | None = None) -> None:
+        """Count a failed attempt of a job (it stays pending), not to be tried again before
+        ``retry_after`` (aware; None: at the next run)."""
         async with self._tx(hot=()) as tx:
             await tx.execute(
-                "UPDATE work SET attempts = attempts + 1, last_error = ? WHERE id = ?",
-                (error[:500], work_id),
+                "UPDATE work SET attempts = attempts + 1, last_error = ?, retry_after = ? "
+                "WHERE id = ?",
+                (error[:500], _ts(retry_after) if retry_after else None, work_id),
             )
 
     async def complete_work(

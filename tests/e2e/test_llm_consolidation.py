@@ -8,6 +8,7 @@ consolidation call."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 
@@ -17,7 +18,7 @@ from adapters.models import OfflineChatModel
 from bot.engine import ConversationEngine
 from bot.usage import record_usage
 from memory.consolidation import SCHEMA, TOOL_NAME
-from memory.service import MemoryConfig, MemoryService
+from memory.service import MemoryConfig, MemoryService, retry_delay
 from memory.stores.inmemory import InMemoryIndex
 from memory.stores.sqlite import SQLiteStore
 from memory.tokens import HeuristicTokenCounter
@@ -291,11 +292,19 @@ async def test_overloaded_model_leaves_the_work_pending_and_retries_later(
         "The user's daughter's school starts at 8:15"}  # the rules' explicit fact stands
     assert await h.store.count_rows("rounds") == 0
 
+    # it waits before the next try (back-off), instead of a call at every turn
+    assert work.retry_after == h.clock.now() + timedelta(seconds=retry_delay(0))
+    assert await h.memory.consolidate_pending() == 0
+    assert await h.memory.settle(work_thread := (await h.store.get_session(
+        work.session_id)).thread_id) is False
+    assert len(server.requests) == 2  # nothing sent while it waits
+    h.clock.advance(retry_delay(0))
     server.push(tool(provider, {"episode": episode("Later."), "facts": [
         {"candidate": "c1", "action": "add", "kind": "preference",
          "text": "The user is vegetarian"}]}))
-    assert await h.memory.consolidate_pending() == 1
+    assert await h.memory.settle(work_thread) is True
     assert await h.memory.consolidate_pending() == 0  # exactly once
+    assert len(server.requests) == 3
     [ep] = await h.memory.episodes_for(1)
     assert ep.source == "llm" and ep.summary == "Later."
     assert {f.text for f in await h.memory.facts_for(1)} == {
