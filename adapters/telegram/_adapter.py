@@ -28,6 +28,7 @@ from urllib.parse import urlparse
 from aiohttp import web
 from telegram import BotCommand, Message, Update, User
 from telegram.error import BadRequest, InvalidToken, TelegramError
+from telegram.request import HTTPXRequest
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -149,6 +150,38 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+
+class PollRequest(HTTPXRequest):
+    """The HTTP client of the long polls (``getUpdates`` only; PTB's default for it is an
+    ``HTTPXRequest`` with one connection), noting whether the last one worked.
+
+    PTB's updater keeps running and retries when ``getUpdates`` fails (the Bot API unreachable,
+    a 5xx, a 409 from a second poller), so ``updater.running`` stays true while no update can
+    arrive; readiness reads :attr:`failing` instead.
+
+    Attributes:
+        failing: None after a poll answered 200, else a short reason (``"HTTP 502"``,
+            ``"ConnectError"``) from the last poll.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(connection_pool_size=1)
+        self.failing: str | None = None
+
+    async def do_request(self, url, method, request_data=None, read_timeout=None,
+                         write_timeout=None, connect_timeout=None, pool_timeout=None):
+        """``HTTPXRequest.do_request``, recording the outcome (cancellation records nothing)."""
+        try:
+            code, payload = await super().do_request(
+                url, method, request_data, read_timeout=read_timeout,
+                write_timeout=write_timeout, connect_timeout=connect_timeout,
+                pool_timeout=pool_timeout)
+        except Exception as exc:
+            self.failing = type(exc).__name__
+            raise
+        self.failing = None if code == 200 else f"HTTP {code}"
+        return code, payload
+
 class TelegramAdapter:
     """Serves the conversation core on Telegram. ``await start()``, later ``await stop()``.
 
@@ -181,6 +214,7 @@ class TelegramAdapter:
         self._blocked: set[str] = set()
         self._tails: dict[ThreadKey, asyncio.Task] = {}
         self._seen = 0
+        self._polls: PollRequest | None = None
 
     # ------------------------------------------------------------------ life cycle
 
@@ -191,6 +225,9 @@ class TelegramAdapter:
                                   else base))
         if self.config.webhook_url:
             builder = builder.updater(None)
+        else:
+            self._polls = PollRequest()
+            builder = builder.get_updates_request(self._polls)
         app = builder.build()
         app.add_handler(TypeHandler(Update, self._first_time), group=-1)
         app.add_handler(MessageHandler(filters.UpdateType.MESSAGE, self._on_message))
@@ -295,7 +332,10 @@ class TelegramAdapter:
             return "not started"
         if self.config.webhook_url:
             return None if self._web is not None else "webhook server not listening"
-        return None if app.updater is not None and app.updater.running else "not polling"
+        if app.updater is None or not app.updater.running:
+            return "not polling"
+        failing = self._polls.failing if self._polls is not None else None
+        return f"getUpdates failing ({failing})" if failing else None
 
     def _polling_error(self, exc: TelegramError) -> None:
         log.warning("telegram getUpdates failed (retrying): %s", exc)

@@ -513,3 +513,20 @@ async def test_run_platforms_serves_telegram_until_stopped(tmp_path):
             "none", lambda s: False, None)]) == 2
     finally:
         await fake.close()
+
+
+async def test_readiness_reports_failing_long_polls_until_one_works(env):
+    """PTB's updater keeps running (and retrying) while getUpdates fails, so readiness follows
+    the polls themselves (adapters.telegram.PollRequest): /readyz is 503 while no update can
+    come in, and ready again after the next poll that works."""
+    await env.fake.wait_for(lambda: env.fake.of("getUpdates"))
+    assert env.adapter.readiness() is None
+    env.fake.fail("getUpdates", 502, "Bad Gateway", times=3)
+    await env.fake.wait_for(lambda: env.adapter.readiness() is not None)
+    assert env.adapter.readiness() == "getUpdates failing (HTTP 502)"
+    await env.fake.wait_for(lambda: not env.fake.failures["getUpdates"])  # all three answered
+    await env.fake.wait_for(lambda: env.adapter.readiness() is None)
+    polls = [c.status for c in env.fake.of("getUpdates")]
+    assert polls.count(502) == 3 and polls[-1] == 200
+    await env.send(env.fake.private(ALICE, "/start"))  # and updates come in again
+    assert "remembers you" in env.fake.sent(11)[0]
