@@ -100,6 +100,16 @@ _STATE = re.compile(r"\b(?:I'm|I am|I feel|I've been|I was) (?:so |really |very 
                     r"|我(?:好|很|有点|特别)?(?:累|焦虑|担心|开心|难过|紧张|忙|烦|生病)", re.IGNORECASE)
 
 
+_REMIND = re.compile(r"\bremind me\b|\bdon't let me forget\b|提醒我|记得提醒", re.IGNORECASE)
+_QUESTION_END = re.compile(r"(?:[?？]|[吗呢吧么嘛][。.!！]?)[\s\"'”’)）]*$")
+
+
+def _is_question(sentence: str) -> bool:
+    """A sentence that asks ("Should I take the train?", "我需要带护照吗"): not a task of the
+    user's, unless it asks for a reminder ("Can you remind me to call Mum?")."""
+    return _QUESTION_END.search(sentence) is not None
+
+
 def _content(text: str) -> set[str]:
     return {t for t in search_tokens(text) if len(t) > 2 or not t.isascii()}
 
@@ -116,7 +126,8 @@ def _extract(turns: Sequence[Turn]) -> tuple[list[str], list[str], list[str], li
                 goals.append(clipped)
             if _DECISION.search(sentence):
                 decisions.append(clipped)
-            if _TASK.search(sentence) and not _DONE.search(sentence):
+            if (_TASK.search(sentence) and not _DONE.search(sentence)
+                    and (not _is_question(sentence) or _REMIND.search(sentence))):
                 tasks.append(clipped)
             if _STATE.search(sentence):
                 states.append(clipped)

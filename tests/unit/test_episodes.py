@@ -56,3 +56,19 @@ def test_summary_is_deterministic_bounded_and_cites_turns():
 def test_no_user_text_no_episode():
     assert summarise_session([turn(1, "hi", Role.ASSISTANT)],
                              counter=HeuristicTokenCounter()) is None
+
+
+@pytest.mark.parametrize("question", [
+    "Should I take the train or the plane?", "Do I need to bring my passport?",
+    "What do I have to pack for Lisbon?", "我需要带护照吗", "我还要准备什么呢？",
+])
+def test_a_question_is_not_an_open_task(question):
+    episode = summarise_session([turn(1, question), turn(2, "We still need to book the hotel.")],
+                                counter=HeuristicTokenCounter(), max_tokens=120)
+    assert episode.open_tasks == ("We still need to book the hotel.",)
+
+
+def test_a_question_asking_for_a_reminder_is_a_task():
+    episode = summarise_session([turn(1, "Can you remind me to call Mum on Sunday?")],
+                                counter=HeuristicTokenCounter(), max_tokens=120)
+    assert episode.open_tasks == ("Can you remind me to call Mum on Sunday?",)
