@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -106,6 +107,11 @@ REPEAT_DATES = 5
 #: And Jitter", AWS Architecture Blog 2015). 30 s covers a rate limit's usual Retry-After.
 RETRY_BASE_SECONDS = 30.0
 RETRY_MAX_SECONDS = 3600.0
+#: A round whose text holds a reply gets as its vector the normalised sum of its own vector and
+#: this weight x its user turn's vector: the reply still counts, but the vector leans to what
+#: the user said (an assistant's long answer repeats the question's topic: "Here are some
+#: museums you could visit..."). 0 switches it off. See docs/evaluation.md.
+ROUND_USER_WEIGHT = 1.0
 #: Turns left unfolded in working memory after a fold (issue 4: "every turn except the last 10").
 KEEP_AFTER_FOLD = 10
 
@@ -597,9 +603,32 @@ class MemoryService:
             facts = [f for t in r.turn_ids for f in facts_by_turn.get(t, [])]
             extra.append(" ".join([*dict.fromkeys(facts),
                                    time_keys(r.created_at, r.text, self.config.default_timezone)]))
-        return await self._items([
+        items = await self._items([
             (ItemKind.ROUND, r.id, "", r.scope, "active", r.text, r.created_at) for r in rounds
         ], extra)
+        return await self._lean_to_user_turn(rounds, items) if ROUND_USER_WEIGHT > 0 else items
+
+    async def _lean_to_user_turn(self, rounds: Sequence[Round], items: list[IndexItem]
+                                 ) -> list[IndexItem]:
+        """Make the vector of each round that has a reply in its text the normalised sum of the
+        round's vector and ``ROUND_USER_WEIGHT`` x its user turn's vector (issue 5)."""
+        first = [r.turn_ids[0] for r in rounds if len(r.turn_ids) > 1]
+        said: dict[int, str] = {}
+        for start in range(0, len(first), 500):  # SQLite's limit on bound variables
+            for turn in await self.store.get_turns(first[start:start + 500]):
+                if turn.role is Role.USER:
+                    said[turn.id] = f"{turn.speaker or turn.role.value}: {turn.text}"
+        which = [i for i, r in enumerate(rounds)  # a reply in the text (offline ones are not)
+                 if r.turn_ids and r.turn_ids[0] in said and said[r.turn_ids[0]] != r.text]
+        if not which:
+            return items
+        user_vectors = await self.embedder.embed_documents(
+            [said[rounds[i].turn_ids[0]] for i in which])
+        for i, user_vector in zip(which, user_vectors):
+            mixed = [a + ROUND_USER_WEIGHT * b for a, b in zip(items[i].vector, user_vector)]
+            norm = math.sqrt(sum(x * x for x in mixed)) or 1.0
+            items[i] = replace(items[i], vector=[x / norm for x in mixed])
+        return items
 
     @staticmethod
     def _episode_text(episode: Episode, *, key_data_lines: int | None = None,

@@ -1,0 +1,93 @@
+"""A round whose text holds the assistant's reply gets a vector leaning to what the user said
+(issue 5, ``memory.service.ROUND_USER_WEIGHT``): the normalised sum of the round's vector and
+its user turn's, written the same way by the live path and by reconcile (``reindex``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from adapters.embedders import HashingEmbedder
+from memory import service as service_module
+from memory.types import ModelReply
+from tests.conftest import make_harness
+
+USER = "I adopted a grey cat called Miso last week"
+REPLY = ("Congratulations! Here are ten dog breeds that are good with children: Labrador, "
+         "Beagle, Poodle, Boxer, Collie, Pug, Havanese, Vizsla, Newfoundland, Bulldog.")
+
+
+class Replying:
+    name = "scripted"
+
+    async def complete(self, **kw):
+        return ModelReply(REPLY, self.name)
+
+
+class Counting(HashingEmbedder):
+    def __init__(self):
+        super().__init__()
+        self.documents: list[str] = []
+
+    async def embed_documents(self, texts):
+        self.documents.extend(texts)
+        return await super().embed_documents(texts)
+
+
+async def _round_vector(h) -> np.ndarray:
+    table = await h.index._table.query().to_arrow()
+    [row] = [r for r in table.to_pylist() if r["key"].startswith("round:")]
+    return np.asarray(row["vector"], dtype=np.float32)
+
+
+async def test_the_vector_leans_to_the_users_turn_and_reconcile_writes_the_same(tmp_path, clock):
+    embedder = Counting()
+    h = await make_harness(tmp_path, clock, lance=True, model=Replying(), embedder=embedder)
+    try:
+        await h.say(USER)
+        await h.say("/new")
+        [rnd] = (await h.store.get_rounds([1])).values()
+        assert REPLY in rnd.text and f"Alice: {USER}" in embedder.documents
+        whole, user = np.asarray(await embedder.embed_documents([rnd.text, f"Alice: {USER}"]),
+                                 dtype=np.float32)
+        expected = (whole + user) / np.linalg.norm(whole + user)
+        stored = await _round_vector(h)
+        assert np.allclose(stored, expected, atol=1e-5)
+        assert not np.allclose(stored, whole, atol=1e-3)  # not the plain round vector
+
+        await h.index.delete([f"round:{rnd.id}"])  # rebuilt from SQLite: the same vector
+        await h.memory.reconcile()
+        assert np.allclose(await _round_vector(h), expected, atol=1e-5)
+    finally:
+        await h.index.close()
+        await h.store.close()
+
+
+async def test_rounds_without_a_reply_in_their_text_cost_no_second_embedding(tmp_path, clock):
+    embedder = Counting()
+    h = await make_harness(tmp_path, clock, lance=True, embedder=embedder)  # offline model
+    try:
+        await h.say(USER)
+        await h.say("/new")
+        [rnd] = (await h.store.get_rounds([1])).values()
+        assert rnd.text == f"Alice: {USER}"  # the offline model's reply is not in the round
+        assert embedder.documents.count(rnd.text) == 1
+        plain = np.asarray((await embedder.embed_documents([rnd.text]))[0], dtype=np.float32)
+        assert np.allclose(await _round_vector(h), plain, atol=1e-5)
+    finally:
+        await h.index.close()
+        await h.store.close()
+
+
+async def test_weight_zero_keeps_the_rounds_own_vector(tmp_path, clock, monkeypatch):
+    monkeypatch.setattr(service_module, "ROUND_USER_WEIGHT", 0.0)
+    embedder = Counting()
+    h = await make_harness(tmp_path, clock, lance=True, model=Replying(), embedder=embedder)
+    try:
+        await h.say(USER)
+        await h.say("/new")
+        [rnd] = (await h.store.get_rounds([1])).values()
+        whole = np.asarray((await embedder.embed_documents([rnd.text]))[0], dtype=np.float32)
+        assert np.allclose(await _round_vector(h), whole, atol=1e-5)
+    finally:
+        await h.index.close()
+        await h.store.close()
