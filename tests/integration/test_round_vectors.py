@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from adapters.embedders import HashingEmbedder
 from memory import service as service_module
 from memory.types import ModelReply
-from tests.conftest import make_harness
+from tests.conftest import RecordingEmbedder, make_harness
 
 USER = "I adopted a grey cat called Miso last week"
 REPLY = ("Congratulations! Here are ten dog breeds that are good with children: Labrador, "
@@ -23,14 +22,14 @@ class Replying:
         return ModelReply(REPLY, self.name)
 
 
-class Counting(HashingEmbedder):
-    def __init__(self):
-        super().__init__()
-        self.documents: list[str] = []
-
-    async def embed_documents(self, texts):
-        self.documents.extend(texts)
-        return await super().embed_documents(texts)
+async def _closed_round(tmp_path, clock, **kw):
+    """A harness on LanceDB after one exchange and /new, and the round it indexed."""
+    embedder = RecordingEmbedder()
+    h = await make_harness(tmp_path, clock, lance=True, embedder=embedder, **kw)
+    await h.say(USER)
+    await h.say("/new")
+    [rnd] = (await h.store.get_rounds([1])).values()
+    return h, embedder, rnd
 
 
 async def _round_vector(h) -> np.ndarray:
@@ -40,12 +39,8 @@ async def _round_vector(h) -> np.ndarray:
 
 
 async def test_the_vector_leans_to_the_users_turn_and_reconcile_writes_the_same(tmp_path, clock):
-    embedder = Counting()
-    h = await make_harness(tmp_path, clock, lance=True, model=Replying(), embedder=embedder)
+    h, embedder, rnd = await _closed_round(tmp_path, clock, model=Replying())
     try:
-        await h.say(USER)
-        await h.say("/new")
-        [rnd] = (await h.store.get_rounds([1])).values()
         assert REPLY in rnd.text and f"Alice: {USER}" in embedder.documents
         whole, user = np.asarray(await embedder.embed_documents([rnd.text, f"Alice: {USER}"]),
                                  dtype=np.float32)
@@ -63,12 +58,8 @@ async def test_the_vector_leans_to_the_users_turn_and_reconcile_writes_the_same(
 
 
 async def test_rounds_without_a_reply_in_their_text_cost_no_second_embedding(tmp_path, clock):
-    embedder = Counting()
-    h = await make_harness(tmp_path, clock, lance=True, embedder=embedder)  # offline model
+    h, embedder, rnd = await _closed_round(tmp_path, clock)  # the offline model
     try:
-        await h.say(USER)
-        await h.say("/new")
-        [rnd] = (await h.store.get_rounds([1])).values()
         assert rnd.text == f"Alice: {USER}"  # the offline model's reply is not in the round
         assert embedder.documents.count(rnd.text) == 1
         plain = np.asarray((await embedder.embed_documents([rnd.text]))[0], dtype=np.float32)
@@ -80,12 +71,8 @@ async def test_rounds_without_a_reply_in_their_text_cost_no_second_embedding(tmp
 
 async def test_weight_zero_keeps_the_rounds_own_vector(tmp_path, clock, monkeypatch):
     monkeypatch.setattr(service_module, "ROUND_USER_WEIGHT", 0.0)
-    embedder = Counting()
-    h = await make_harness(tmp_path, clock, lance=True, model=Replying(), embedder=embedder)
+    h, embedder, rnd = await _closed_round(tmp_path, clock, model=Replying())
     try:
-        await h.say(USER)
-        await h.say("/new")
-        [rnd] = (await h.store.get_rounds([1])).values()
         whole = np.asarray((await embedder.embed_documents([rnd.text]))[0], dtype=np.float32)
         assert np.allclose(await _round_vector(h), whole, atol=1e-5)
     finally:
