@@ -46,7 +46,7 @@ from memory.stores.sqlite import (
     UserRow,
 )
 from memory.text import language_of, normalise, search_text
-from memory.topics import topic_terms
+from memory.topics import match_topics, topic_terms
 from memory.types import (
     ChatKind,
     Episode,
@@ -594,40 +594,54 @@ class MemoryService:
 
     async def _round_items(self, rounds: Sequence[Round]) -> list[IndexItem]:
         """Rounds with expanded keys (LongMemEval, Wu et al. 2025: fact-expanded keys +9.4%
-        recall): the lexical keys of a round add the facts drawn from its turns and the dates it
-        speaks of (its own day, and relative dates such as "yesterday" resolved against it), so a
-        question in other words ("what did I do in May 2023?") still finds it."""
+        recall): the lexical keys of a round add the facts drawn from its turns, the topic
+        statements of its user turn with their question words (``memory.topics``: "I just
+        turned 32" adds "The user is 32 years old" and "old born ..." whether or not it became a
+        fact, so "How old was I?" finds it) and the dates it speaks of (its own day, and relative
+        dates such as "yesterday" resolved against it), so a question in other words ("what did
+        I do in May 2023?") still finds it. Keys only: the round's text and vector are not
+        changed by them."""
         facts_by_turn: dict[int, list[str]] = {}
         for thread_id in {r.thread_id for r in rounds}:
             for fact in await self.store.facts_of_thread(thread_id):
                 for turn_id in fact.source_turn_ids:
                     facts_by_turn.setdefault(turn_id, []).append(fact.text)
+        said = await self._user_turns(rounds)
         extra = []
         for r in rounds:
-            facts = [f for t in r.turn_ids for f in facts_by_turn.get(t, [])]
-            extra.append(" ".join([*dict.fromkeys(facts),
+            keys = [f for t in r.turn_ids for f in facts_by_turn.get(t, [])]
+            if (turn := said.get(r.turn_ids[0] if r.turn_ids else -1)) is not None:
+                for m in match_topics(turn.text, language_of(turn.text)):  # a fact's text once
+                    keys.append(topic_terms(m.key) if m.text in keys else f"{m.text} {topic_terms(m.key)}")
+            extra.append(" ".join([*dict.fromkeys(keys),
                                    time_keys(r.created_at, r.text, self.config.default_timezone)]))
         items = await self._items([
             (ItemKind.ROUND, r.id, "", r.scope, "active", r.text, r.created_at) for r in rounds
         ], extra)
-        return await self._lean_to_user_turn(rounds, items) if ROUND_USER_WEIGHT > 0 else items
+        return await self._lean_to_user_turn(rounds, items, said) if ROUND_USER_WEIGHT > 0 else items
 
-    async def _lean_to_user_turn(self, rounds: Sequence[Round], items: list[IndexItem]
-                                 ) -> list[IndexItem]:
-        """Make the vector of each round that has a reply in its text the normalised sum of the
-        round's vector and ``ROUND_USER_WEIGHT`` x its user turn's vector (issue 5)."""
-        first = [r.turn_ids[0] for r in rounds if len(r.turn_ids) > 1]
-        said: dict[int, str] = {}
+    async def _user_turns(self, rounds: Sequence[Round]) -> dict[int, Turn]:
+        """The user turn each round starts with, by turn id (rounds of other shapes: absent)."""
+        first = [r.turn_ids[0] for r in rounds if r.turn_ids]
+        said: dict[int, Turn] = {}
         for start in range(0, len(first), 500):  # SQLite's limit on bound variables
             for turn in await self.store.get_turns(first[start:start + 500]):
                 if turn.role is Role.USER:
-                    said[turn.id] = _turn_line(turn)
+                    said[turn.id] = turn
+        return said
+
+    async def _lean_to_user_turn(self, rounds: Sequence[Round], items: list[IndexItem],
+                                 said: dict[int, Turn]) -> list[IndexItem]:
+        """Make the vector of each round that has a reply in its text the normalised sum of the
+        round's vector and ``ROUND_USER_WEIGHT`` x its user turn's vector (issue 5); ``said``:
+        the rounds' user turns (``_user_turns``)."""
+        lines = {turn_id: _turn_line(turn) for turn_id, turn in said.items()}
         which = [i for i, r in enumerate(rounds)  # a reply in the text (offline ones are not)
-                 if r.turn_ids and r.turn_ids[0] in said and said[r.turn_ids[0]] != r.text]
+                 if len(r.turn_ids) > 1 and r.turn_ids[0] in lines and lines[r.turn_ids[0]] != r.text]
         if not which:
             return items
         user_vectors = await self.embedder.embed_documents(
-            [said[rounds[i].turn_ids[0]] for i in which])
+            [lines[rounds[i].turn_ids[0]] for i in which])
         for i, user_vector in zip(which, user_vectors):
             mixed = [a + ROUND_USER_WEIGHT * b for a, b in zip(items[i].vector, user_vector)]
             norm = math.sqrt(sum(x * x for x in mixed)) or 1.0
