@@ -1,7 +1,7 @@
 """Chat model adapters. The offline model needs no key and no network.
 
-The Claude and OpenAI-compatible adapters arrive with the language-model issue; until then
-``bot/app.py`` falls back to the offline model with a warning.
+The Claude and OpenAI-compatible adapters are in ``adapters/llm``; ``bot/app.py`` uses the
+offline model when neither ``ANTHROPIC_API_KEY`` nor ``OPENAI_BASE_URL`` is set.
 """
 
 from __future__ import annotations
@@ -34,5 +34,5 @@ class OfflineChatModel:
         if recalled:
             text += "\nRecalled for this message:\n" + "\n".join(recalled)
         else:
-            text += "\nNothing from earlier conversations seems related to this message."
+            text += "\nNothing I remember seems related to this message."
         return ModelReply(text=text, model=self.name, stop_reason="end_turn")

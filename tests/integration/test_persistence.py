@@ -101,7 +101,7 @@ async def test_first_message_on_empty_stores(tmp_path, clock):
     h = await make_harness(tmp_path, clock, lance=True)
     try:
         replies = await h.say("hello")
-        assert "Nothing from earlier conversations" in replies[0]
+        assert "Nothing I remember seems related" in replies[0]  # also right for a new user
         assert "You have no saved memories." in (await h.say("/memories"))[0]
         assert (await h.say("/forget all", user="someone"))[0] == "Nothing to forget."
     finally:
