@@ -193,20 +193,39 @@ class Request:
     kind: str
 
 
+#: Sentence ends: after . ! ? and their CJK forms (a CJK mark needs no space after it).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
+#: "Remember that." / "记住这个" names nothing to remember.
+_PRONOUN_BODIES = frozenset({"that", "this", "it", "me", "这个", "这点", "那个", "了"})
+_ASKS = re.compile(r"[?？]\s*$|[吗嘛呢][。.!！]?\s*$")
+
+
 def explicit_request(text: str) -> Request | None:
-    """Return the body of an explicit memory request, or None when ``text`` is not one."""
-    for pattern, kind in ((_EN_TRIGGERS, "note"), (_EN_FROM_NOW, "preference"),
-                          (_ZH_TRIGGERS, "note"), (_ZH_FROM_NOW, "preference")):
-        if m := pattern.match(text):
-            body = m.group("body").strip().rstrip("。.!！")
-            if body:
-                if re.match(r"(?i)^(?:from now on|以后|今后)", body):
-                    kind = "preference"
-                return Request(body, kind)
+    """Return the body of an explicit memory request, or None when ``text`` is not one.
+
+    The request may open any sentence of the message ("Thanks! Remember that I prefer tea.");
+    the body is the rest of that sentence and the statements after it. A question is never a
+    request: "Remember that time we went to Rome?" and "记得我上次说的那家餐厅吗？" ask about the
+    past (before, they were written as facts)."""
+    sentences = [p for p in _SENTENCE_END.split(text.strip()) if p.strip()]
+    for i, sentence in enumerate(sentences):
+        if _ASKS.search(sentence):
+            continue
+        for pattern, kind in ((_EN_TRIGGERS, "note"), (_EN_FROM_NOW, "preference"),
+                              (_ZH_TRIGGERS, "note"), (_ZH_FROM_NOW, "preference")):
+            if m := pattern.match(sentence):
+                rest = [p for p in sentences[i + 1:] if not _ASKS.search(p)]
+                body = " ".join([m.group("body").strip(), *rest]).strip().rstrip("。.!！")
+                if body and body.lower() not in _PRONOUN_BODIES:
+                    if re.match(r"(?i)^(?:from now on|以后|今后)", body):
+                        kind = "preference"
+                    return Request(body, kind)
     for pattern in (_EN_TRAILING, _ZH_TRAILING):
         if m := pattern.match(text):
             body = m.group("body").strip().rstrip("。.!！,，")
-            if body and not body.endswith(("?", "？")):
+            # a statement, not "Thanks. Remember that." (two words, or three CJK characters)
+            long_enough = len(body.split()) >= 2 or len(re.findall(r"[\u4e00-\u9fff]", body)) >= 3
+            if long_enough and not body.endswith(("?", "？")):
                 return Request(body, "note")
     return None
 

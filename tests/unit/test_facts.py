@@ -24,6 +24,11 @@ from memory.facts import (
     ("My sister is Anna - please remember this.", "My sister is Anna", "note"),
     ("我对花生过敏，请记住。", "我对花生过敏", "note"),
     ("我在西门子工作，记住了", "我在西门子工作", "note"),
+    # the request opens a later sentence; questions after it are not part of the body
+    ("Great, thanks. Remember that I prefer tea.", "I prefer tea", "note"),
+    ("Remember that I prefer tea. Can you suggest a cafe?", "I prefer tea", "note"),
+    ("OK. From now on, call me Sam", "call me Sam", "preference"),
+    ("谢谢！记住我不吃辣。", "我不吃辣", "note"),
 ])
 def test_explicit_requests(text, body, kind):
     request = explicit_request(text)
@@ -33,7 +38,12 @@ def test_explicit_requests(text, body, kind):
 @pytest.mark.parametrize("text", ["nice weather today", "I remember the old days",
                                   "Do you remember me?", "我记得那天下雨", "remember",
                                   "I can't remember that", "Do you remember that?",
-                                  "What is my job? Remember that.", "我不记得了"])
+                                  "What is my job? Remember that.", "我不记得了",
+                                  # questions about the past, not requests
+                                  "Remember that time we went to Rome?",
+                                  "remember when I told you about my cat?",
+                                  "Remember that restaurant we talked about? What was it called?",
+                                  "记得我上次说的那家餐厅吗？", "Thanks. Remember that."])
 def test_not_requests(text):
     assert explicit_request(text) is None
 

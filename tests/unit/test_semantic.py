@@ -77,6 +77,16 @@ CASES = {
         ["The user is allergic to peanuts", "The user is allergic to shellfish"], []),
     "question states nothing": (
         [["remember I live in Graz"], ["Do I live in Linz?"]], ["The user lives in Graz"], []),
+    "a question opening with remember writes nothing": (
+        [["Remember that restaurant we talked about? What was it called?"],
+         ["Remember that time we went to Rome?"]], [], []),
+    "a question opening with remember zh": (
+        [["记得我上次说的那家餐厅吗？"]], [], []),
+    "a request in a later sentence is written at once": (
+        [["Great, thanks! Remember that I prefer tea. Can you suggest a cafe?"]],
+        ["The user prefers tea"], []),
+    "a request in a later sentence zh": (
+        [["谢谢！记住我不吃辣。"]], ["用户不吃辣"], []),
     "several facts in one Chinese request (C08)": (
         [["记住：我叫李明，我在成都做护士，我不吃辣"]],
         ["称呼用户为李明", "用户的职业是护士", "用户不吃辣"], []),
