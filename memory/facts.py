@@ -99,7 +99,8 @@ _EN_PRONOUNS = [
     (re.compile(r"\bI'd\b", re.IGNORECASE), "the user would"),
     (re.compile(r"\bI'll\b", re.IGNORECASE), "the user will"),
     (re.compile(r"\bI ((?:mainly|mostly|usually|often|always|never|really|also|only|just|still|"
-                r"rarely|sometimes) )?([\w']+)"),
+                r"rarely|sometimes|now|currently|already|finally|recently|even|actually|no longer) )?"
+                r"([\w']+)"),
      lambda m: "the user " + (m.group(1) or "") + _third_person_verb(m.group(2))),
     (re.compile(r"\bI\b"), "the user"),
     (re.compile(r"\bmy\b", re.IGNORECASE), "the user's"),
@@ -195,6 +196,10 @@ class Request:
 
 #: Sentence ends: after . ! ? and their CJK forms (a CJK mark needs no space after it).
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
+#: Words that open a sentence without being part of what to remember ("Actually I'm 33 now,
+#: remember that" -> "I'm 33 now").
+_OPENERS = re.compile(r"^(?:(?:actually|no|nope|well|oh|ok|okay|so|also|and|btw|by the way|anyway)"
+                      r"\b[,:]?\s+)+|^(?:其实|另外|对了|还有|不对)[，,：:]?\s*", re.IGNORECASE)
 #: "Remember that." / "记住这个" names nothing to remember.
 _PRONOUN_BODIES = frozenset({"that", "this", "it", "me", "这个", "这点", "那个", "了"})
 _ASKS = re.compile(r"[?？]\s*$|[吗嘛呢][。.!！]?\s*$")
@@ -215,14 +220,14 @@ def explicit_request(text: str) -> Request | None:
                               (_ZH_TRIGGERS, "note"), (_ZH_FROM_NOW, "preference")):
             if m := pattern.match(sentence):
                 rest = [p for p in sentences[i + 1:] if not _ASKS.search(p)]
-                body = " ".join([m.group("body").strip(), *rest]).strip().rstrip("。.!！")
+                body = _OPENERS.sub("", " ".join([m.group("body").strip(), *rest]).strip()).rstrip("。.!！")
                 if body and body.lower() not in _PRONOUN_BODIES:
                     if re.match(r"(?i)^(?:from now on|以后|今后)", body):
                         kind = "preference"
                     return Request(body, kind)
     for pattern in (_EN_TRAILING, _ZH_TRAILING):
         if m := pattern.match(text):
-            body = m.group("body").strip().rstrip("。.!！,，")
+            body = _OPENERS.sub("", m.group("body").strip()).rstrip("。.!！,，")
             # a statement, not "Thanks. Remember that." (two words, or three CJK characters)
             long_enough = len(body.split()) >= 2 or len(re.findall(r"[\u4e00-\u9fff]", body)) >= 3
             if long_enough and not body.endswith(("?", "？")):

@@ -141,11 +141,12 @@ TOPICS: tuple[Topic, ...] = (
        [rf"我的生日是{_ZV}{_ZEND}", r"我(?:是)?(?P<v>\d{4}年\d{1,2}月\d{1,2}[日号])出生"],
        "The user's birthday is {v}", "用户的生日是{v}"),
     _t("age", "profile",
-       [r"\bI(?:'m| am) (?P<v>\d{1,3}) (?:years old|yo|years of age)\b",
+       [r"\bI(?:'m| am) (?:now )?(?P<v>\d{1,3}) (?:years old|yo|years of age)\b",
+        r"\bI(?:'m| am) (?:now )?(?P<v>\d{1,3})(?= now\b| this year\b|\s*(?:$|[;!]|\.(?!\d)))",
         r"(?<!when )(?<!after )(?<!since )(?<!before )(?<!until )(?<!once )(?<!if )"
         r"\bI(?: have| 've|'ve)? (?:just |recently )?turned (?P<v>\d{1,3})"
         r"(?= years old\b| last\b| this\b| on\b| in\b| today\b| yesterday\b|\s*(?:$|[,.;!?]))"],
-       [r"我今年(?P<v>\d{1,3})岁", r"我(?:刚|刚刚|已经)?(?:满|过了)(?P<v>\d{1,3})(?:周)?岁"],
+       [r"我今年(?P<v>\d{1,3})岁", r"我(?:[^，。,.!！?？\d]{0,6}?)(?:刚|刚刚|已经)?(?:满|过了)(?P<v>\d{1,3})(?:周)?岁"],
        "The user is {v} years old", "用户{v}岁"),
     _t("relationship", "profile",
        [r"\bI(?:'m| am) (?:now )?(?P<v>married|single|engaged|divorced|widowed)\b",

@@ -29,6 +29,9 @@ from memory.facts import (
     ("Remember that I prefer tea. Can you suggest a cafe?", "I prefer tea", "note"),
     ("OK. From now on, call me Sam", "call me Sam", "preference"),
     ("谢谢！记住我不吃辣。", "我不吃辣", "note"),
+    # words that open the sentence are not part of what to remember
+    ("Actually I'm 33 now, remember that", "I'm 33 now", "note"),
+    ("OK, remember that I use vim", "I use vim", "note"),
 ])
 def test_explicit_requests(text, body, kind):
     request = explicit_request(text)
@@ -52,6 +55,7 @@ def test_not_requests(text):
     ("I prefer short answers", "The user prefers short answers"),
     ("my sister Mia is vegan", "The user's sister Mia is vegan"),
     ("I am allergic to peanuts", "The user is allergic to peanuts"),
+    ("I now drink coffee", "The user now drinks coffee"),
     ("I mainly use Python and I don't eat meat", "The user mainly uses Python and the user doesn't eat meat"),
     ("我的生日是5月3日", "用户的生日是5月3日"),
 ])

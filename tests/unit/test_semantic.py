@@ -87,6 +87,14 @@ CASES = {
         ["The user prefers tea"], []),
     "a request in a later sentence zh": (
         [["谢谢！记住我不吃辣。"]], ["用户不吃辣"], []),
+    "a new age replaces the old one": (
+        [["By the way, I just turned 32 last month. Remember that."],
+         ["Actually I'm 33 now, remember that"]],
+        ["The user is 33 years old"], ["The user is 32 years old"]),
+    "an age said in passing twice zh": (
+        [["我上个月刚满32岁"], ["我上个月刚满32岁"]], ["用户32岁"], []),
+    "a request after a quit keeps its verb": (
+        [["I quit tea. Remember that I now drink coffee."]], ["The user now drinks coffee"], []),
     "several facts in one Chinese request (C08)": (
         [["记住：我叫李明，我在成都做护士，我不吃辣"]],
         ["称呼用户为李明", "用户的职业是护士", "用户不吃辣"], []),

@@ -32,7 +32,8 @@ CASES = [
     ("age", "I'm 34 years old", "en", "34", "I am 35 years old", "35"),
     ("age", "我今年34岁", "zh", "34", None, None),
     ("age", "By the way, I just turned 32 last month", "en", "32", "I turned 33 today!", "33"),
-    ("age", "我刚满30岁", "zh", "30", None, None),
+    ("age", "我刚满30岁", "zh", "30", "我上个月刚满31岁", "31"),
+    ("age", "Actually I'm 33 now", "en", "33", "I am 40 this year", "40"),
     ("relationship", "I'm married", "en", "married", "I'm divorced", "divorced"),
     ("relationship", "我结婚了", "zh", "结婚", None, None),
     ("editor", "I use neovim", "en", "neovim", "my editor is Emacs", "emacs"),
@@ -84,6 +85,8 @@ def test_the_table_has_at_least_twenty_topics_all_tested():
     ("I can't stand it", "en"),
     ("I turned 32 pages of the report into slides", "en"),
     ("After I turned 18, everything changed", "en"),
+    ("I'm 5 minutes away", "en"),
+    ("I'm 3, 4 or 5 on the list", "en"),
 ])
 def test_statements_about_others_or_nothing_match_no_user_topic(text, lang):
     assert match_topics(text, lang) == []
