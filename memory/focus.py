@@ -94,3 +94,28 @@ def asks_about_the_user(question: str) -> bool:
     about me?", "who am I?", "你都记得我什么？"): it names no subject a memory could match, so
     recall adds the speaker's facts itself (``MemoryService.recall``)."""
     return _ABOUT_ME.search(question) is not None
+
+
+#: Words that ask the assistant to remember or recall ("Do you remember that ...", "Can you
+#: recall when ...", "Remember that ..." opening a sentence, "don't forget", 你还记得 / 记住 /
+#: 别忘了). They are about the act of remembering, not about what is remembered, and every
+#: earlier "remember that ..." matched them. "What does Joanna do to remember happy memories?"
+#: keeps its words (no "you", not opening a sentence).
+_RECALL_WORDS = re.compile(
+    r"\b(?:do|can|could|did|would|will)\s+you\s+(?:still\s+|even\s+)?(?:remember|recall)\b"
+    r"(?:\s+(?:that|when|if|whether)\b)?"
+    r"|(?:^|(?<=[.!?]\s))\s*(?:please\s+)?(?:remember|recall)\b(?:\s+(?:that|when)\b)?"
+    r"|\b(?:don'?t|do not)\s+forget\b(?:\s+that\b)?"
+    r"|你?还?记得|记住|别忘了",
+    re.IGNORECASE)
+
+
+def without_recall_words(question: str) -> str:
+    """``question`` without the words that ask to remember or recall (``_RECALL_WORDS``): "Do
+    you remember that I'm vegetarian?" -> "I'm vegetarian?", "remember that" -> "".
+
+    Returns:
+        The rest, white space folded and stripped (possibly empty: then there is nothing to
+        search for).
+    """
+    return re.sub(r"\s+", " ", _RECALL_WORDS.sub(" ", question)).strip(" ,，")

@@ -23,7 +23,12 @@ from memory.episodes import EpisodeDraft, summarise_session
 from memory.errors import ModelError
 from memory.excerpt import TurnLine, excerpt, terms
 from memory.facts import first_person
-from memory.focus import asks_about_the_user, focus_question, question_parts
+from memory.focus import (
+    asks_about_the_user,
+    focus_question,
+    question_parts,
+    without_recall_words,
+)
 from memory.lifecycle import (
     IdleCheck,
     MaintenanceReport,
@@ -715,7 +720,9 @@ class MemoryService:
         it and the message before it, and rounds with the same words are shown once with their
         dates (issue 5). A chatty message is recalled for the question it states after a marker
         ("what I really want to know is", ``FOCUS_QUESTION``), and a question in several parts
-        ("A? Also, B?", "A？另外，B？") for each part, merged (``SPLIT_QUESTIONS``). Rows of
+        ("A? Also, B?", "A？另外，B？") for each part, merged (``SPLIT_QUESTIONS``); the words that
+        ask to remember ("Do you remember that ...", 你还记得) are left out of the search
+        (``memory.focus.without_recall_words``). Rows of
         another scope, and other users' facts, are excluded inside the index query. Recalled
         facts get ``last_recalled_at`` unless ``touch`` is False
         (read-only questions).
@@ -740,7 +747,9 @@ class MemoryService:
         limit = max(50, budget // 20)
         if FOCUS_QUESTION:  # issue 5: the question after "what I really want to ask is"
             query = focus_question(query)
-        parts = question_parts(query) if SPLIT_QUESTIONS else [query]
+        about_me = asks_about_the_user(query)
+        query = without_recall_words(query)  # "Do you remember that ..." matched every "remember"
+        parts = [] if not query else question_parts(query) if SPLIT_QUESTIONS else [query]
         hits: list = []
         per_part = []
         for part in parts:
@@ -758,7 +767,7 @@ class MemoryService:
         candidates = await self._render(ranked, exclude_session_id, query)
         candidates = await self._with_replies(candidates, query)  # issue 5
         candidates = self._merge_repeats(candidates)
-        if asks_about_the_user(query):  # "what do you remember about me?" matches no fact
+        if about_me:  # "what do you remember about me?" matches no fact
             candidates = await self._with_own_facts(ctx, candidates)
         if ctx.thread.chat_kind is not ChatKind.PRIVATE:  # issue 5: a group's named member
             candidates = _named_speaker_first(candidates, query)

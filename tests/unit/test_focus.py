@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memory import service
-from memory.focus import focus_question, question_parts
+from memory.focus import focus_question, question_parts, without_recall_words
 from memory.recall import merge_parts
 from memory.types import IndexHit, ItemKind
 
@@ -97,3 +97,38 @@ async def test_recall_of_a_two_part_question_finds_both_parts(harness, monkeypat
     assert await rank_of_colleague() <= 1
     monkeypatch.setattr(service, "SPLIT_QUESTIONS", False)
     assert await rank_of_colleague() >= 5  # after the festival's rounds
+
+
+@pytest.mark.parametrize("question, rest", [
+    ("Do you remember that I'm vegetarian?", "I'm vegetarian?"),
+    ("Can you recall when I moved to Linz?", "I moved to Linz?"),
+    ("Remember that restaurant we talked about? What was it called?",
+     "restaurant we talked about? What was it called?"),
+    ("remember that", ""),
+    ("你还记得我住在哪里吗？", "我住在哪里吗？"),
+    # "remember" as what is asked about stays
+    ("What does Joanna do to remember happy memories?",
+     "What does Joanna do to remember happy memories?"),
+    ("I remember the old days", "I remember the old days"),
+])
+def test_words_asking_to_remember_are_left_out_of_the_search(question, rest):
+    assert without_recall_words(question) == rest
+
+
+async def test_a_do_you_remember_question_does_not_recall_every_remember(harness):
+    """A new user's trial: "Do you remember that I'm vegetarian?" recalled 11 items, every
+    earlier "remember that ..." among them; a bare "remember that" recalled 8."""
+    for text in ["Remember that my locker code is 4411.", "Remember that the plumber comes Monday.",
+                 "Remember that Jonas likes chess.", "I'm vegetarian, remember that."]:
+        await harness.say(text)
+        await harness.say("/new")
+    ctx = await harness.memory.context(harness.message("x"))
+
+    async def recalled(question: str) -> list[str]:
+        result = await harness.memory.recall(ctx, question, touch=False)
+        return [i.text for i in result.blocks.items if not i.pinned]
+
+    found = await recalled("Do you remember that I'm vegetarian?")
+    assert any("vegetarian" in t for t in found), found
+    assert not any("locker" in t or "plumber" in t or "chess" in t for t in found), found
+    assert await recalled("remember that") == []
