@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from memory.episodes import KEY_DATA_RE
-from memory.text import language_of
+from memory.text import language_of, sentences
 
 #: Hard cap on a stored fact, in characters, enforced by the store on every write path.
 MAX_FACT_CHARS = 200
@@ -194,8 +194,6 @@ class Request:
     kind: str
 
 
-#: Sentence ends: after . ! ? and their CJK forms (a CJK mark needs no space after it).
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
 #: Words that open a sentence without being part of what to remember ("Actually I'm 33 now,
 #: remember that" -> "I'm 33 now").
 _OPENERS = re.compile(r"^(?:(?:actually|no|nope|well|oh|ok|okay|so|also|and|btw|by the way|anyway)"
@@ -212,14 +210,14 @@ def explicit_request(text: str) -> Request | None:
     the body is the rest of that sentence and the statements after it. A question is never a
     request: "Remember that time we went to Rome?" and "记得我上次说的那家餐厅吗？" ask about the
     past (before, they were written as facts)."""
-    sentences = [p for p in _SENTENCE_END.split(text.strip()) if p.strip()]
-    for i, sentence in enumerate(sentences):
+    parts = sentences(text)
+    for i, sentence in enumerate(parts):
         if _ASKS.search(sentence):
             continue
         for pattern, kind in ((_EN_TRIGGERS, "note"), (_EN_FROM_NOW, "preference"),
                               (_ZH_TRIGGERS, "note"), (_ZH_FROM_NOW, "preference")):
             if m := pattern.match(sentence):
-                rest = [p for p in sentences[i + 1:] if not _ASKS.search(p)]
+                rest = [p for p in parts[i + 1:] if not _ASKS.search(p)]
                 body = _OPENERS.sub("", " ".join([m.group("body").strip(), *rest]).strip()).rstrip("。.!！")
                 if body and body.lower() not in _PRONOUN_BODIES:
                     if re.match(r"(?i)^(?:from now on|以后|今后)", body):
