@@ -123,7 +123,9 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
     facts = await memory.facts_for(ctx.user.id)
     if arg.lower() == "all":
         episodes = await memory.episodes_for(ctx.user.id)
-        if not facts and not episodes and not await _has_turns(engine, ctx):
+        # forget_all deletes superseded and archived facts too, so count them all
+        every_fact = await memory.facts_for(ctx.user.id, history=True)
+        if not every_fact and not episodes and not await _has_turns(engine, ctx):
             return ["Nothing to forget."]
 
         async def forget_everything() -> str:
@@ -133,8 +135,10 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
                     f"{result.episodes} earlier conversation(s), {result.rounds} indexed "
                     f"exchange(s) and {result.turns} message(s).")
 
-        description = (f"delete all {len(facts)} fact(s), {len(episodes)} earlier conversation(s) "
-                       "and every message of yours")
+        earlier = len(every_fact) - len(facts)
+        versions = f" (including {earlier} earlier version(s))" if earlier else ""
+        description = (f"delete all {len(every_fact)} fact(s){versions}, {len(episodes)} earlier "
+                       "conversation(s) and every message of yours")
         engine.pending[(ctx.thread.id, ctx.user.id)] = _pending(description, forget_everything,
                                                                ctx.user.id)
         return [f"This will {description}. It cannot be undone. Reply yes to confirm."]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from memory.errors import ModelUnavailable
 from memory.types import ChatKind, FactStatus, ItemKind, Role
 from tests.conftest import make_harness
@@ -94,6 +96,23 @@ async def test_forget_all_asks_first_and_other_lines_cancel(harness):
     assert "You have no saved memories." in (await harness.say("/memories"))[0]
     assert await harness.index.keys() == set()
     assert (await harness.say("/forget all"))[0] == "Nothing to forget."
+
+
+async def test_forget_all_prompt_counts_the_history_it_deletes(harness):
+    await harness.say("remember I live in Graz")
+    await harness.say("/new")
+    await harness.say("No, I live in Linz")
+    user = await harness.store.find_user("console", "alice")
+    every = list(FactStatus)
+    stored = await harness.store.list_facts(user.id, every)
+    assert {f.status for f in stored} == {FactStatus.ACTIVE, FactStatus.SUPERSEDED}
+    ask = (await harness.say("/forget all"))[0]
+    done = (await harness.say("yes"))[0]
+    asked = int(re.search(r"delete all (\d+) fact\(s\)", ask).group(1))
+    deleted = int(re.search(r"(\d+) fact\(s\)", done).group(1))
+    assert asked == deleted == len(stored) == 2
+    assert "including 1 earlier version(s)" in ask
+    assert await harness.store.list_facts(user.id, every) == []
 
 
 async def test_forget_all_with_nothing(harness):
