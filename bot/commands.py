@@ -6,6 +6,7 @@ lines. Commands that destroy data ask for confirmation through ``engine.pending`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
@@ -71,6 +72,9 @@ async def cmd_why(engine, ctx: Context, arg: str) -> list[str]:
 async def cmd_memories(engine, ctx: Context, arg: str) -> list[str]:
     memory = engine.memory
     mode = arg.strip().lower()
+    if mode not in ("", "all", "episodes"):
+        return [f"/memories has no option \"{arg.strip()}\"; send /memories, /memories all or "
+                "/memories episodes."]
     state = "" if ctx.user.memory_enabled else "Memory is OFF for you (/memory_on to resume).\n"
     if mode == "episodes":
         episodes = await memory.episodes_for(ctx.user.id)
@@ -120,6 +124,9 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
     arg = arg.strip()
     if not arg:
         return ["Usage: /forget N (a number from /memories), /forget <words>, or /forget all."]
+    if arg.lower() != "all" and _first_word(arg) == "all":
+        return ["To delete everything I keep about you, send exactly /forget all (I ask before "
+                "deleting); to find facts by words, leave out \"all\". Nothing was deleted."]
     facts = await memory.facts_for(ctx.user.id)
     if arg.lower() == "all":
         episodes = await memory.episodes_for(ctx.user.id)
@@ -142,12 +149,14 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
         engine.pending[(ctx.thread.id, ctx.user.id)] = _pending(description, forget_everything,
                                                                ctx.user.id)
         return [f"This will {description}. It cannot be undone. Reply yes to confirm."]
-    if arg.isdigit():
-        n = int(arg)
+    if _NUMBER_LIKE.fullmatch(arg):  # a number attempt, not words to search for
         listed = facts + [f for f in await memory.facts_for(ctx.user.id, history=True)
                           if f.status is not FactStatus.ACTIVE]  # numbered as in /memories all
+        n = int(arg) if arg.isdecimal() else 0
         if not 1 <= n <= len(listed):
-            return [f"There is no fact number {n}; /memories lists {len(facts)}."]
+            wrong = (f"There is no fact number {n}." if arg.isdecimal()
+                     else f"\"{arg}\" is not a fact number.")
+            return [f"{wrong} {_numbers_hint(len(facts), len(listed))} Nothing was deleted."]
         fact = listed[n - 1]
         await memory.forget_fact(ctx.user.id, fact.id)
         _drop_exports(engine, ctx.user.id)
@@ -158,6 +167,28 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
         return [f"No saved fact matches \"{arg}\". /memories lists them all."]
     lines = [f"{n}. {f.text}" for n, f in matches]
     return ["Matching facts:\n" + "\n".join(lines) + "\nSend /forget N to delete one."]
+
+
+# numbers with an optional sign or "#", separated by spaces or commas ("-1", "+2", "1 2",
+# "1, 2"): meant as fact numbers, not as words to search for (dates such as 2024-06-01 are words)
+_NUMBER_LIKE = re.compile(r"[#+\-\u2212]?\d+(?:\s*[,\s]\s*[#+\-\u2212]?\d+)*")
+
+
+def _first_word(text: str) -> str:
+    """The first word of ``text``, lowercased, without the punctuation that may follow it."""
+    words = text.split(maxsplit=1)
+    return words[0].lower().rstrip(".,!?;:。，！？；：~～") if words else ""
+
+
+def _numbers_hint(active: int, listed: int) -> str:
+    """Which numbers ``/forget N`` accepts: those /memories (with history: /memories all)
+    shows, one per command."""
+    if not listed:
+        return "You have no saved facts to forget."
+    where = "/memories" if listed == active else "/memories all"
+    if listed == 1:
+        return f"Send /forget 1 to delete the only fact {where} lists."
+    return f"Send /forget N with one number from 1 to {listed}, as {where} numbers them."
 
 
 async def _has_turns(engine, ctx: Context) -> bool:
@@ -278,13 +309,25 @@ COMMANDS: dict[str, Callable] = {
 }
 
 
+# Commands without an argument. /start is not among them: Telegram deep links append a payload
+# ("/start <payload>") that the user did not type.
+NO_ARGUMENT = frozenset({"help", "new", "why", "export", "stats"})
+
+
 async def run_command(engine, ctx: Context, msg: IncomingMessage, text: str) -> list[str]:
     """Route ``/name args`` to its handler; unknown commands get a pointer to ``/help``."""
     name, _, arg = text[1:].partition(" ")
     name = name.split("@", 1)[0].lower()
-    if name in ("memory_off", "memory_on") and arg.strip().lower() == "chat":
+    extra = arg.strip()
+    if name in ("memory_off", "memory_on") and extra.lower() == "chat":
         return await cmd_memory_chat(engine, ctx, msg, enabled=name == "memory_on")
     handler = COMMANDS.get(name)
     if handler is None:
         return [f"Unknown command /{name}. /help lists what I understand."]
+    # a bad argument changes nothing: it is refused before the handler runs
+    if extra and name in NO_ARGUMENT:
+        return [f"/{name} takes no argument (got \"{extra}\"); send just /{name}."]
+    if extra and name in ("memory_off", "memory_on"):
+        return [f"/{name} has no option \"{extra}\"; send /{name} (just you) or /{name} chat "
+                "(the whole group, its admins only)."]
     return await handler(engine, ctx, arg)
