@@ -198,6 +198,8 @@ class Request:
 #: remember that" -> "I'm 33 now").
 _OPENERS = re.compile(r"^(?:(?:actually|no|nope|well|oh|ok|okay|so|also|and|btw|by the way|anyway)"
                       r"\b[,:]?\s+)+|^(?:其实|另外|对了|还有|不对)[，,：:]?\s*", re.IGNORECASE)
+#: "Remember to take breaks" / "don't forget to call Mum" is advice or a task, not a fact.
+_TO_DO = re.compile(r"to\s+\w", re.IGNORECASE)
 #: "Remember that." / "记住这个" names nothing to remember.
 _PRONOUN_BODIES = frozenset({"that", "this", "it", "me", "这个", "这点", "那个", "了"})
 _ASKS = re.compile(r"[?？]\s*$|[吗嘛呢][。.!！]?\s*$")
@@ -219,7 +221,7 @@ def explicit_request(text: str) -> Request | None:
             if m := pattern.match(sentence):
                 rest = [p for p in parts[i + 1:] if not _ASKS.search(p)]
                 body = _OPENERS.sub("", " ".join([m.group("body").strip(), *rest]).strip()).rstrip("。.!！")
-                if body and body.lower() not in _PRONOUN_BODIES:
+                if body and body.lower() not in _PRONOUN_BODIES and not _TO_DO.match(body):
                     if re.match(r"(?i)^(?:from now on|以后|今后)", body):
                         kind = "preference"
                     return Request(body, kind)

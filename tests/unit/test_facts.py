@@ -46,7 +46,10 @@ def test_explicit_requests(text, body, kind):
                                   "Remember that time we went to Rome?",
                                   "remember when I told you about my cat?",
                                   "Remember that restaurant we talked about? What was it called?",
-                                  "记得我上次说的那家餐厅吗？", "Thanks. Remember that."])
+                                  "记得我上次说的那家餐厅吗？", "Thanks. Remember that.",
+                                  # advice or a task, not a fact
+                                  "Remember to take breaks when you need to destress.",
+                                  "Push through. Don't forget to stay positive!"])
 def test_not_requests(text):
     assert explicit_request(text) is None
 
