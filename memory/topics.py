@@ -146,7 +146,7 @@ TOPICS: tuple[Topic, ...] = (
         r"(?<!when )(?<!after )(?<!since )(?<!before )(?<!until )(?<!once )(?<!if )"
         r"\bI(?: have| 've|'ve)? (?:just |recently )?turned (?P<v>\d{1,3})"
         r"(?= years old\b| last\b| this\b| on\b| in\b| today\b| yesterday\b|\s*(?:$|[,.;!?]))"],
-       [r"我今年(?P<v>\d{1,3})岁", r"我(?:[^，。,.!！?？\d]{0,6}?)(?:刚|刚刚|已经)?(?:满|过了)(?P<v>\d{1,3})(?:周)?岁"],
+       [r"我今年(?P<v>\d{1,3})岁", r"我(?:上个月|上周|前几天|昨天|今天|今年|去年)?(?:刚|刚刚|已经)?(?:满|过了)(?P<v>\d{1,3})(?:周)?岁"],
        "The user is {v} years old", "用户{v}岁"),
     _t("relationship", "profile",
        [r"\bI(?:'m| am) (?:now )?(?P<v>married|single|engaged|divorced|widowed)\b",

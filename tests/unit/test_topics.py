@@ -87,6 +87,7 @@ def test_the_table_has_at_least_twenty_topics_all_tested():
     ("After I turned 18, everything changed", "en"),
     ("I'm 5 minutes away", "en"),
     ("I'm 3, 4 or 5 on the list", "en"),
+    ("我女儿刚满5岁", "zh"),
 ])
 def test_statements_about_others_or_nothing_match_no_user_topic(text, lang):
     assert match_topics(text, lang) == []
