@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.ports import TokenCounter
-from memory.text import normalise, search_tokens, sentences
+from memory.text import is_question, normalise, search_tokens, sentences
 from memory.types import KeyDatum, Role, Turn
 
 #: Whole messages that end a session (compared after :func:`memory.text.normalise`).
@@ -101,13 +101,6 @@ _STATE = re.compile(r"\b(?:I'm|I am|I feel|I've been|I was) (?:so |really |very 
 
 
 _REMIND = re.compile(r"\bremind me\b|\bdon't let me forget\b|提醒我|记得提醒", re.IGNORECASE)
-_QUESTION_END = re.compile(r"(?:[?？]|[吗呢吧么嘛][。.!！]?)[\s\"'”’)）]*$")
-
-
-def _is_question(sentence: str) -> bool:
-    """A sentence that asks ("Should I take the train?", "我需要带护照吗"): not a task of the
-    user's, unless it asks for a reminder ("Can you remind me to call Mum?")."""
-    return _QUESTION_END.search(sentence) is not None
 
 
 def _content(text: str) -> set[str]:
@@ -127,7 +120,7 @@ def _extract(turns: Sequence[Turn]) -> tuple[list[str], list[str], list[str], li
             if _DECISION.search(sentence):
                 decisions.append(clipped)
             if (_TASK.search(sentence) and not _DONE.search(sentence)
-                    and (not _is_question(sentence) or _REMIND.search(sentence))):
+                    and (not is_question(sentence) or _REMIND.search(sentence))):  # asks: no task
                 tasks.append(clipped)
             if _STATE.search(sentence):
                 states.append(clipped)

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from memory.episodes import KEY_DATA_RE
-from memory.text import language_of, sentences
+from memory.text import is_question, language_of, sentences
 
 #: Hard cap on a stored fact, in characters, enforced by the store on every write path.
 MAX_FACT_CHARS = 200
@@ -202,7 +202,6 @@ _OPENERS = re.compile(r"^(?:(?:actually|no|nope|well|oh|ok|okay|so|also|and|btw|
 _TO_DO = re.compile(r"to\s+\w", re.IGNORECASE)
 #: "Remember that." / "记住这个" names nothing to remember.
 _PRONOUN_BODIES = frozenset({"that", "this", "it", "me", "这个", "这点", "那个", "了"})
-_ASKS = re.compile(r"[?？]\s*$|[吗嘛呢][。.!！]?\s*$")
 
 
 def explicit_request(text: str) -> Request | None:
@@ -214,13 +213,14 @@ def explicit_request(text: str) -> Request | None:
     past (before, they were written as facts)."""
     parts = sentences(text)
     for i, sentence in enumerate(parts):
-        if _ASKS.search(sentence):
+        if is_question(sentence):
             continue
         for pattern, kind in ((_EN_TRIGGERS, "note"), (_EN_FROM_NOW, "preference"),
                               (_ZH_TRIGGERS, "note"), (_ZH_FROM_NOW, "preference")):
             if m := pattern.match(sentence):
-                rest = [p for p in parts[i + 1:] if not _ASKS.search(p)]
-                body = _OPENERS.sub("", " ".join([m.group("body").strip(), *rest]).strip()).rstrip("。.!！")
+                rest = [p for p in parts[i + 1:] if not is_question(p)]
+                body = " ".join([m.group("body").strip(), *rest]).strip()
+                body = _OPENERS.sub("", body).rstrip("。.!！")
                 if body and body.lower() not in _PRONOUN_BODIES and not _TO_DO.match(body):
                     if re.match(r"(?i)^(?:from now on|以后|今后)", body):
                         kind = "preference"
@@ -230,7 +230,7 @@ def explicit_request(text: str) -> Request | None:
             body = _OPENERS.sub("", m.group("body").strip()).rstrip("。.!！,，")
             # a statement, not "Thanks. Remember that." (two words, or three CJK characters)
             long_enough = len(body.split()) >= 2 or len(re.findall(r"[\u4e00-\u9fff]", body)) >= 3
-            if long_enough and not body.endswith(("?", "？")):
+            if long_enough and not is_question(body):
                 return Request(body, "note")
     return None
 
