@@ -202,6 +202,32 @@ _OPENERS = re.compile(r"^(?:(?:actually|no|nope|well|oh|ok|okay|so|also|and|btw|
 _TO_DO = re.compile(r"to\s+\w", re.IGNORECASE)
 #: "Remember that." / "记住这个" names nothing to remember.
 _PRONOUN_BODIES = frozenset({"that", "this", "it", "me", "这个", "这点", "那个", "了"})
+#: 记得 + a task ("记得明天带伞", remember to take an umbrella) is 记得 read as "remember to":
+#: a request with 记得 is a fact only when it is about the user (holds 我).
+_ZH_TO_DO = re.compile(r"^\s*(?:请|麻烦)?(?:你)?(?:帮我)?记得(?!.*我)", re.DOTALL)
+#: A request asked as a question: "Can you remember that I like jazz?", "Could you please note
+#: that I'm vegan?", 你能记住我不吃辣吗？ (memorise, 记住/记下; 记得 asks about the past). Only a
+#: first-person statement counts, so "Can you remember that restaurant?" stays a question.
+_EN_ASKED = re.compile(
+    r"^\s*(?:hey,?\s+|ok(?:ay)?,?\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?"
+    r"(?P<verb>remember|note|keep\s+in\s+mind|make\s+a\s+note)\s*(?:that\b|:)\s*"
+    r"(?P<body>(?:i|i'm|i've|i'd|i'll|my|me|we|we're|our)\b.+?)(?:,?\s+please)?\s*[?？]+\s*$",
+    re.IGNORECASE | re.DOTALL)
+_ZH_ASKED = re.compile(r"^\s*(?:你)?(?:能|可以|能不能|可不可以)(?:帮我)?(?P<verb>记住|记下|记一下)"
+                       r"[：:，,\s]*(?P<body>我.+?)(?:吗|么)[?？。]*\s*$", re.DOTALL)
+#: A request with a tag question after it: "Remember that I'm vegan, okay?", 记住我不吃辣，好吗？
+_TAG = re.compile(r"\s*[,，]?\s*(?:ok(?:ay)?|alright|all right|will you|please|好吗|好不好|可以吗|行吗)"
+                  r"\s*[?？]+\s*$", re.IGNORECASE)
+
+
+def _as_imperative(sentence: str) -> str:
+    """``sentence`` with a polite question form turned into the plain request it makes
+    ("Can you remember that I like jazz?" -> "remember that I like jazz"; "记住我不吃辣，好吗？"
+    -> "记住我不吃辣"); other sentences unchanged."""
+    if m := _EN_ASKED.match(sentence) or _ZH_ASKED.match(sentence):
+        separator = " that " if m.re is _EN_ASKED else ""
+        return f"{m.group('verb')}{separator}{m.group('body')}"
+    return _TAG.sub("", sentence) if is_question(sentence) else sentence
 
 
 def explicit_request(text: str) -> Request | None:
@@ -210,10 +236,13 @@ def explicit_request(text: str) -> Request | None:
     The request may open any sentence of the message ("Thanks! Remember that I prefer tea.");
     the body is the rest of that sentence and the statements after it. A question is never a
     request: "Remember that time we went to Rome?" and "记得我上次说的那家餐厅吗？" ask about the
-    past (before, they were written as facts)."""
+    past (before, they were written as facts), except a request asked politely ("Can you
+    remember that I like jazz?", "Remember I'm vegan, okay?", 你能记住我不吃辣吗？). A task is not
+    a fact: "remember to call Mum", 记得明天带伞."""
     parts = sentences(text)
     for i, sentence in enumerate(parts):
-        if is_question(sentence):
+        sentence = _as_imperative(sentence)
+        if is_question(sentence) or _ZH_TO_DO.match(sentence):
             continue
         for pattern, kind in ((_EN_TRIGGERS, "note"), (_EN_FROM_NOW, "preference"),
                               (_ZH_TRIGGERS, "note"), (_ZH_FROM_NOW, "preference")):

@@ -32,6 +32,13 @@ from memory.facts import (
     # words that open the sentence are not part of what to remember
     ("Actually I'm 33 now, remember that", "I'm 33 now", "note"),
     ("OK, remember that I use vim", "I use vim", "note"),
+    # a request asked politely as a question
+    ("Can you remember that I like jazz?", "I like jazz", "note"),
+    ("Could you please note that I'm allergic to nuts?", "I'm allergic to nuts", "note"),
+    ("Remember that I'm vegan, okay?", "I'm vegan", "note"),
+    ("记住我不吃辣，好吗？", "我不吃辣", "note"),
+    ("你能记住我不吃辣吗？", "我不吃辣", "note"),
+    ("记得我明天要去看牙医", "我明天要去看牙医", "note"),
 ])
 def test_explicit_requests(text, body, kind):
     request = explicit_request(text)
@@ -49,7 +56,12 @@ def test_explicit_requests(text, body, kind):
                                   "记得我上次说的那家餐厅吗？", "Thanks. Remember that.",
                                   # advice or a task, not a fact
                                   "Remember to take breaks when you need to destress.",
-                                  "Push through. Don't forget to stay positive!"])
+                                  "Push through. Don't forget to stay positive!",
+                                  "记得明天带伞", "记得给妈妈打电话，好吗？",
+                                  # questions asked with "can you remember"
+                                  "Can you remember that restaurant we went to?",
+                                  "Can you remember what I said about Rome?",
+                                  "Can you remember that?", "你还记得我喜欢什么吗？"])
 def test_not_requests(text):
     assert explicit_request(text) is None
 

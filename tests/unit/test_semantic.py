@@ -85,6 +85,13 @@ CASES = {
     "a request in a later sentence is written at once": (
         [["Great, thanks! Remember that I prefer tea. Can you suggest a cafe?"]],
         ["The user prefers tea"], []),
+    "a request asked as a question is written at once": (
+        [["Can you remember that I like jazz?"], ["Remember that I'm vegan, okay?"]],
+        ["The user likes jazz", "The user's diet: vegan"], []),
+    "a request asked as a question zh": (
+        [["你能记住我不吃辣吗？"]], ["用户不吃辣"], []),
+    "a task with 记得 is not a fact": (
+        [["记得明天带伞"], ["记得给妈妈打电话，好吗？"]], [], []),
     "a request in a later sentence zh": (
         [["谢谢！记住我不吃辣。"]], ["用户不吃辣"], []),
     "a new age replaces the old one": (
