@@ -129,10 +129,9 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
                 "deleting); to find facts by words, leave out \"all\". Nothing was deleted."]
     facts = await memory.facts_for(ctx.user.id)
     if arg.lower() == "all":
-        episodes = await memory.episodes_for(ctx.user.id)
-        # forget_all deletes superseded and archived facts too, so count them all
-        every_fact = await memory.facts_for(ctx.user.id, history=True)
-        if not every_fact and not episodes and not await _has_turns(engine, ctx):
+        # the counts forget_all deletes: facts of every status, group conversations too
+        preview = await memory.forget_all_preview(ctx.user.id)
+        if not (preview.facts or preview.episodes or preview.turns):
             return ["Nothing to forget."]
 
         async def forget_everything() -> str:
@@ -142,9 +141,9 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
                     f"{result.episodes} earlier conversation(s), {result.rounds} indexed "
                     f"exchange(s) and {result.turns} message(s).")
 
-        earlier = len(every_fact) - len(facts)
+        earlier = preview.facts - len(facts)
         versions = f" (including {earlier} earlier version(s))" if earlier else ""
-        description = (f"delete all {len(every_fact)} fact(s){versions}, {len(episodes)} earlier "
+        description = (f"delete all {preview.facts} fact(s){versions}, {preview.episodes} earlier "
                        "conversation(s) and every message of yours")
         engine.pending[(ctx.thread.id, ctx.user.id)] = _pending(description, forget_everything,
                                                                ctx.user.id)
@@ -189,11 +188,6 @@ def _numbers_hint(active: int, listed: int) -> str:
     if listed == 1:
         return f"Send /forget 1 to delete the only fact {where} lists."
     return f"Send /forget N with one number from 1 to {listed}, as {where} numbers them."
-
-
-async def _has_turns(engine, ctx: Context) -> bool:
-    session = await engine.memory.store.open_session(ctx.thread.id)
-    return session is not None and bool(await engine.memory.store.session_turns(session.id, limit=1))
 
 
 def _pending(description: str, action: Callable[[], Awaitable[str]], user_id: int):

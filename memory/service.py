@@ -871,6 +871,11 @@ class MemoryService:
         await self._resummarise(result.resummarise)  # after the purge: ids may be reused
         return result
 
+    async def forget_all_preview(self, user_id: int) -> ForgetResult:
+        """What :meth:`forget_all` would delete now, as counts (facts of every status, private
+        and group episodes, rounds, messages); deletes nothing."""
+        return await self.store.forget_all_preview(user_id)
+
     async def forget_all(self, user_id: int) -> ForgetResult:
         """Delete everything of one user (see ``SQLiteStore.forget_all``) and purge it from
         disk (index rows deleted and old versions cleaned, WAL truncated) before returning."""

@@ -213,6 +213,18 @@ class ForgetResult:
     resummarise: tuple[int, ...] = ()  # closed sessions whose episode was deleted (issue 8)
 
 
+@dataclass(frozen=True, slots=True)
+class _ForgetTargets:
+    """Row ids one user's ``forget_all`` deletes (see :meth:`SQLiteStore.forget_all`)."""
+
+    fact_ids: list[int]
+    private_threads: list[int]
+    group_turns: list[int]
+    round_ids: list[int]
+    episode_ids: list[int]
+    turn_count: int
+
+
 class SQLiteStore:
     """The SQLite side of memory. Create with :meth:`open`; close with :meth:`close`.
 
@@ -954,51 +966,64 @@ class SQLiteStore:
                 out.append(r["id"])
         return out
 
+    async def _forget_targets(self, user_id: int) -> _ForgetTargets:
+        """What :meth:`forget_all` deletes for ``user_id`` (ids only; read in the caller's
+        transaction when there is one)."""
+        scope = f"user:{user_id}"
+        fact_ids = [r["id"] for r in await self._all(
+            "SELECT id FROM facts WHERE user_id = ?", (user_id,))]
+        private_threads = [r["id"] for r in await self._all(
+            "SELECT DISTINCT t.id FROM threads t JOIN turns u ON u.thread_id = t.id "
+            "WHERE t.chat_kind = 'private' AND u.user_id = ?", (user_id,))]
+        episode_ids = [r["id"] for r in await self._all(
+            "SELECT id FROM episodes WHERE scope = ?", (scope,))]
+        round_ids = [r["id"] for r in await self._all(
+            "SELECT id FROM rounds WHERE scope = ?", (scope,))]
+        group_turns = [r["id"] for r in await self._all(
+            "SELECT u.id FROM turns u JOIN threads t ON t.id = u.thread_id "
+            "WHERE t.chat_kind = 'group' AND u.user_id = ?", (user_id,))]
+        # issue 8: group replies that quoted one of the user's facts go too
+        echoes = await self._replies_quoting(user_id, [r["text"] for r in await self._all(
+            "SELECT text FROM facts WHERE user_id = ?", (user_id,))])
+        if echoes:
+            marks = ",".join("?" * len(echoes))
+            group_turns += [r["id"] for r in await self._all(
+                f"SELECT u.id FROM turns u JOIN threads t ON t.id = u.thread_id WHERE "
+                f"t.chat_kind = 'group' AND u.id IN ({marks})", echoes)]
+        group_rounds = await self._rounds_with_turns(group_turns)
+        gset = set(group_turns)
+        group_episodes = [r["id"] for r in await self._all(
+            "SELECT e.id, e.turn_ids FROM episodes e JOIN threads t ON t.id = e.thread_id "
+            "WHERE t.chat_kind = 'group'") if gset & set(_ids(r["turn_ids"]))]
+        turn_count = len(group_turns)
+        for thread_id in private_threads:
+            row = await self._one("SELECT count(*) AS n FROM turns WHERE thread_id = ?",
+                                  (thread_id,))
+            turn_count += row["n"]
+        return _ForgetTargets(fact_ids, private_threads, group_turns,
+                              sorted(set(round_ids) | set(group_rounds)),
+                              sorted(set(episode_ids) | set(group_episodes)), turn_count)
+
+    async def forget_all_preview(self, user_id: int) -> ForgetResult:
+        """The counts :meth:`forget_all` would delete now (facts of every status, episodes and
+        rounds of private and group chats, messages), deleting nothing; ``index_keys`` empty.
+        The ``/forget all`` confirmation names these numbers."""
+        t = await self._forget_targets(user_id)
+        return ForgetResult(len(t.fact_ids), len(t.episode_ids), len(t.round_ids), t.turn_count, ())
+
     async def forget_all(self, user_id: int, now: datetime) -> ForgetResult:
         """Delete everything of one user: facts; in their private threads every turn, episode,
         round and prompt record (both sides); in group threads their own turns and the rounds
         and episodes that cite them. Other users' data is untouched (predicate-scoped deletes,
         never a table reset).
         """
-        scope = f"user:{user_id}"
         async with self._tx() as tx:
-            fact_ids = [r["id"] for r in await self._all(
-                "SELECT id FROM facts WHERE user_id = ?", (user_id,))]
-            private_threads = [r["id"] for r in await self._all(
-                "SELECT DISTINCT t.id FROM threads t JOIN turns u ON u.thread_id = t.id "
-                "WHERE t.chat_kind = 'private' AND u.user_id = ?", (user_id,))]
-            episode_ids = [r["id"] for r in await self._all(
-                "SELECT id FROM episodes WHERE scope = ?", (scope,))]
-            round_ids = [r["id"] for r in await self._all(
-                "SELECT id FROM rounds WHERE scope = ?", (scope,))]
-            group_turns = [r["id"] for r in await self._all(
-                "SELECT u.id FROM turns u JOIN threads t ON t.id = u.thread_id "
-                "WHERE t.chat_kind = 'group' AND u.user_id = ?", (user_id,))]
-            # issue 8: group replies that quoted one of the user's facts go too
-            echoes = await self._replies_quoting(user_id, [r["text"] for r in await self._all(
-                "SELECT text FROM facts WHERE user_id = ?", (user_id,))])
-            if echoes:
-                marks = ",".join("?" * len(echoes))
-                group_turns += [r["id"] for r in await self._all(
-                    f"SELECT u.id FROM turns u JOIN threads t ON t.id = u.thread_id WHERE "
-                    f"t.chat_kind = 'group' AND u.id IN ({marks})", echoes)]
-            group_rounds = await self._rounds_with_turns(group_turns)
-            gset = set(group_turns)
-            group_episodes = [r["id"] for r in await self._all(
-                "SELECT e.id, e.turn_ids FROM episodes e JOIN threads t ON t.id = e.thread_id "
-                "WHERE t.chat_kind = 'group'") if gset & set(_ids(r["turn_ids"]))]
-            turn_count = len(group_turns)
-            for thread_id in private_threads:
-                row = await self._one("SELECT count(*) AS n FROM turns WHERE thread_id = ?",
-                                      (thread_id,))
-                turn_count += row["n"]
-            all_rounds = sorted(set(round_ids) | set(group_rounds))
-            all_episodes = sorted(set(episode_ids) | set(group_episodes))
-            await self._delete_ids(tx, "facts", fact_ids)
-            await self._delete_ids(tx, "rounds", all_rounds)
-            await self._delete_ids(tx, "episodes", all_episodes)
-            await self._delete_ids(tx, "turns", group_turns)
-            for thread_id in private_threads:
+            t = await self._forget_targets(user_id)
+            await self._delete_ids(tx, "facts", t.fact_ids)
+            await self._delete_ids(tx, "rounds", t.round_ids)
+            await self._delete_ids(tx, "episodes", t.episode_ids)
+            await self._delete_ids(tx, "turns", t.group_turns)
+            for thread_id in t.private_threads:
                 await tx.execute("DELETE FROM turns WHERE thread_id = ?", (thread_id,))
                 await tx.execute("DELETE FROM episodes WHERE thread_id = ?", (thread_id,))
                 await tx.execute("DELETE FROM rounds WHERE thread_id = ?", (thread_id,))
@@ -1006,11 +1031,13 @@ class SQLiteStore:
             await tx.execute("DELETE FROM fact_candidates WHERE user_id = ?", (user_id,))
             await tx.execute(
                 "INSERT INTO audit_log (at, user_id, action, count) VALUES (?, ?, 'forget_all', ?)",
-                (_ts(now), user_id, len(fact_ids) + len(all_episodes) + len(all_rounds)),
+                (_ts(now), user_id, len(t.fact_ids) + len(t.episode_ids) + len(t.round_ids)),
             )
-        keys = (tuple(f"fact:{i}" for i in fact_ids) + tuple(f"episode:{i}" for i in all_episodes)
-                + tuple(f"round:{i}" for i in all_rounds))
-        return ForgetResult(len(fact_ids), len(all_episodes), len(all_rounds), turn_count, keys)
+        keys = (tuple(f"fact:{i}" for i in t.fact_ids)
+                + tuple(f"episode:{i}" for i in t.episode_ids)
+                + tuple(f"round:{i}" for i in t.round_ids))
+        return ForgetResult(len(t.fact_ids), len(t.episode_ids), len(t.round_ids), t.turn_count,
+                            keys)
 
     @staticmethod
     async def _delete_ids(tx: aiosqlite.Connection, table: str, ids: Sequence[int]) -> None:

@@ -115,6 +115,31 @@ async def test_forget_all_prompt_counts_the_history_it_deletes(harness):
     assert await harness.store.list_facts(user.id, every) == []
 
 
+async def test_forget_all_prompt_counts_group_conversations_it_deletes(harness):
+    from memory.types import ChatKind
+
+    group = {"chat": "team", "kind": ChatKind.GROUP}
+    await harness.say("I booked the venue for Friday", user="alice", **group)
+    await harness.say("/new", user="alice", **group)  # a group episode citing alice's turn
+    await harness.say("I'll bring the cake", user="bob", **group)
+    await harness.say("/new", user="bob", **group)  # bob's alone: not alice's to delete
+    alice = await harness.store.find_user("console", "alice")
+    assert await harness.memory.episodes_for(alice.id) == []  # private episodes only
+    ask = (await harness.say("/forget all", user="alice"))[0]
+    done = (await harness.say("yes", user="alice"))[0]
+    asked = int(re.search(r"fact\(s\), (\d+) earlier conversation", ask).group(1))
+    deleted = int(re.search(r"(\d+) earlier conversation", done).group(1))
+    assert asked == deleted == 1
+
+
+async def test_forget_all_in_a_group_with_only_others_turns_has_nothing(harness):
+    from memory.types import ChatKind
+
+    group = {"chat": "team", "kind": ChatKind.GROUP}
+    await harness.say("I'll bring the cake", user="bob", **group)
+    assert (await harness.say("/forget all", user="alice", **group))[0] == "Nothing to forget."
+
+
 async def test_forget_all_with_nothing(harness):
     assert (await harness.say("/forget all", user="newbie"))[0] == "Nothing to forget."
 
