@@ -103,6 +103,19 @@ _STATE = re.compile(r"\b(?:I'm|I am|I feel|I've been|I was) (?:so |really |very 
 _REMIND = re.compile(r"\bremind me\b|\bdon't let me forget\b|提醒我|记得提醒", re.IGNORECASE)
 
 
+#: Words of greetings, thanks and goodbyes: a sentence made only of them ("Thanks, bye",
+#: "Okay great!", 谢谢，再见) says nothing about the session and is left out of the summary.
+_PLEASANTRY_WORDS = frozenset(search_tokens(
+    "hi hello hey thanks thank you so much very bye goodbye good night ok okay great cool sure "
+    "see you later talk soon yeah yes no nope lol haha wow awesome nice again appreciate it "
+    "that's all for now 谢谢 好的 再见 拜拜 嗯 你好 好 哈哈 好吧 了 啊 呀 哦"))
+
+
+def _pleasantry(sentence: str) -> bool:
+    """True when every search token of ``sentence`` is a greeting, thanks or goodbye word."""
+    return set(search_tokens(sentence)) <= _PLEASANTRY_WORDS
+
+
 def _content(text: str) -> set[str]:
     return {t for t in search_tokens(text) if len(t) > 2 or not t.isascii()}
 
@@ -215,7 +228,7 @@ def summarise_session(
     for turn in user_turns:
         for sentence in sentences(turn.text):
             distinct = len(set(search_tokens(sentence)))
-            if distinct < 2:
+            if distinct < 2 or _pleasantry(sentence):
                 order += 1
                 continue
             text = f"{turn.speaker}: {sentence}" if len(speakers) > 1 and turn.speaker else sentence

@@ -72,3 +72,13 @@ def test_a_question_asking_for_a_reminder_is_a_task():
     episode = summarise_session([turn(1, "Can you remind me to call Mum on Sunday?")],
                                 counter=HeuristicTokenCounter(), max_tokens=120)
     assert episode.open_tasks == ("Can you remind me to call Mum on Sunday?",)
+
+
+def test_greetings_thanks_and_goodbyes_stay_out_of_the_summary():
+    turns = [turn(1, "Hi! I'm planning a trip to Lisbon with my wife."),
+             turn(2, "Thank you so much! Let's book the Alfama hotel."),
+             turn(3, "Okay great, thanks, bye"),
+             turn(4, "好的，谢谢。我们下周去上海。")]
+    episode = summarise_session(turns, counter=HeuristicTokenCounter(), max_tokens=200)
+    assert episode.summary == ("I'm planning a trip to Lisbon with my wife. Let's book the Alfama "
+                               "hotel. 我们下周去上海。")
