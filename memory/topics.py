@@ -22,6 +22,9 @@ _V = r"(?P<v>[^,.;!?，。；！？\n]{1,60}?)"  # a value: up to the end of the
 _END = r"\s*(?:$|[,.;!?，。；！？\n])"
 _ZV = r"(?P<v>[^,.;!?，。；！？\s]{1,20}?)"  # a Chinese value
 _ZEND = r"(?:了|啦|呢|啊|吧)?\s*(?:$|[,.;!?，。；！？\n])"
+#: Drinks, for "I switched to black coffee" (a morning drink without saying "in the morning").
+_DRINK = (r"(?:coffee|tea|espresso|latte|cappuccino|americano|matcha|chai|cocoa|hot chocolate"
+          r"|juice|water|milk|oat milk|smoothies?|kombucha|decaf)")
 
 _OCCUPATIONS = (
     "developer|engineer|programmer|nurse|doctor|physician|teacher|professor|student|designer|"
@@ -165,13 +168,22 @@ TOPICS: tuple[Topic, ...] = (
        "The user uses {v}", "用户用{v}"),
     _t("morning_drink", "preference",
        [rf"\bI (?:usually )?drink {_V} (?:every|each|in the) morning{_END}",
-        rf"\bI (?:now )?(?:switched|moved|changed) to {_V}(?: in the mornings?)?{_END}",
+        rf"\bI (?:now )?(?:switched|changed) to {_V} in the mornings?{_END}",
+        # without "in the morning" only a drink: "I switched to Go" is not a morning drink
+        rf"\bI (?:now )?(?:switched|changed) to (?P<v>(?:[\w-]+ ){{0,2}}?{_DRINK}s?){_END}",
         rf"\bmy morning drink is {_V}{_END}"],
        [rf"我(?:每天)?早上(?:都)?喝{_ZV}{_ZEND}", rf"我(?:现在)?改喝{_ZV}{_ZEND}"],
        "The user drinks {v} in the morning", "用户早上喝{v}"),
     _t("answer_length", "preference",
        [r"\bI prefer (?P<v>short|brief|long|detailed|concise|shorter|longer) (?:answers|replies|responses)\b",
-        r"\bkeep (?:your |the )?(?:answers|replies|responses) (?P<v>short|brief|concise)\b"],
+        r"\bkeep (?:your |the )?(?:answers|replies|responses) (?P<v>short|brief|concise)\b",
+        # an instruction only ("Keep it short"): "I'll keep it concise" is about the user's text
+        r"(?:^\s*|[.!?]\s+)(?:please\s+)?keep (?:it|them|things) (?P<v>short|brief|concise)\b",
+        r"\b(?:give|write|send)(?: me)? (?P<v>short|shorter|brief|long|longer|detailed|more detailed|"
+        r"concise) (?:answers|replies|responses)\b",
+        # "answer briefly": the adverb is mapped to its adjective (_ANSWER_LENGTH)
+        r"\b(?:answer|reply|respond)(?: me)? (?:more )?(?P<v>briefly|concisely|in (?:more )?detail"
+        r"|at length)\b"],
        [r"(?:回答|回复)(?:要|请|尽量)?(?P<v>简短|详细|简洁)"],
        "The user prefers {v} answers", "用户喜欢{v}的回答"),
     _t("units", "preference",
@@ -303,6 +315,11 @@ def match_topics(text: str, lang: str) -> list[TopicMatch]:
     return list(found.values())
 
 
+#: "Answer briefly" states the same preference as "I prefer brief answers".
+_ANSWER_LENGTH = {"briefly": "brief", "concisely": "concise", "in detail": "detailed",
+                  "in more detail": "detailed", "more detailed": "detailed", "at length": "long"}
+
+
 def _build(topic: Topic, m: re.Match, value: str, lang: str) -> TopicMatch:
     template = topic.zh_text if lang == "zh" else topic.en_text
     norm = normalise(value)
@@ -313,5 +330,7 @@ def _build(topic: Topic, m: re.Match, value: str, lang: str) -> TopicMatch:
             template = _NEG_TEXT[1] if lang == "zh" else _NEG_TEXT[0]
         return TopicMatch(topic, f"opinion:{norm}", "dislike" if negative else "like",
                           template.format(v=value))
+    if topic.key == "answer_length":
+        value = norm = _ANSWER_LENGTH.get(norm, value)
     key = f"{topic.key}:{norm}" if topic.multi else topic.key
     return TopicMatch(topic, key, norm, template.format(v=value))

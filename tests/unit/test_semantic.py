@@ -92,6 +92,14 @@ CASES = {
         [["你能记住我不吃辣吗？"]], ["用户不吃辣"], []),
     "a task with 记得 is not a fact": (
         [["记得明天带伞"], ["记得给妈妈打电话，好吗？"]], [], []),
+    "moving or switching to something is not a morning drink": (
+        [["remember I live in Graz"], ["Actually I moved to Linz."],
+         ["I switched to Go, remember that."], ["I changed to the night shift, remember that"]],
+        ["The user lives in Linz", "The user mainly programs in Go",
+         "The user changed to the night shift"], ["The user lives in Graz"]),
+    "a new answer length replaces the old one": (
+        [["From now on answer briefly."], ["From now on give detailed answers."]],
+        ["The user prefers detailed answers"], ["The user prefers brief answers"]),
     "a request in a later sentence zh": (
         [["谢谢！记住我不吃辣。"]], ["用户不吃辣"], []),
     "a new age replaces the old one": (
