@@ -20,6 +20,17 @@ log = logging.getLogger(__name__)
 _EN_CUE = re.compile(
     r"\b(?:today|tonight|tomorrow|yesterday|next|last|this|coming|ago|in \d+ (?:days?|weeks?|months?|years?)"
     r"|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b", re.IGNORECASE)
+#: Two days away: dateparser reads only the "tomorrow" of "the day after tomorrow".
+_TWO_DAYS = re.compile(r"\b(?:on\s+)?(?:the\s+)?day\s+(after\s+tomorrow|before\s+yesterday)\b",
+                       re.IGNORECASE)
+#: Words before a weekday that make it a habit or any such day, not a date.
+_RECURRING = re.compile(r"(?i)\b(?:every|each|on\s+an?|most|some|any)\s+$")
+_ANY_DAY = re.compile(r"(?i)\b(?:every|each|on\s+an?)\s+\w*day\b")
+#: Prepositions that take the date itself ("until 2023-05-06", not "until on 2023-05-06").
+_PREPOSITION = re.compile(r"(?i)\b(?:until|till|by|before|after|since|from|to|for)\s+$")
+#: A clock time inside a resolved phrase ("on Monday at 3pm"), kept after the date.
+_CLOCK = re.compile(r"\b(?:at\s+)?\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b(?:at\s+)?\d{1,2}:\d{2}\b",
+                    re.IGNORECASE)
 _ZH_CUE = re.compile(r"今天|今晚|明天|后天|大后天|昨天|前天|下周|上周|这周|本周|下个?星期|上个?星期|下个月|上个月|明年|去年|今年|\d+天[前后]")
 _ZH_WEEKDAY = re.compile(r"(下下|下|上|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天])")
 _ZH_DAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
@@ -94,6 +105,8 @@ def resolve_relative_dates(text: str, *, at: datetime, tz: str = "UTC", lang: st
             text = text.replace(word, (today + timedelta(days=offset)).isoformat())
         text = re.sub(r"(\d+)天([前后])", lambda m: (today + timedelta(
             days=int(m.group(1)) * (1 if m.group(2) == "后" else -1))).isoformat(), text)
+    text = _TWO_DAYS.sub(lambda m: "on " + (today + timedelta(
+        days=2 if m.group(1).lower().startswith("after") else -2)).isoformat(), text)
     if not _EN_CUE.search(text):
         return text
     if not _FAST_NOT.search(text) and not _EN_CUE.search(_FAST.sub(" ", text)):
@@ -113,9 +126,17 @@ def resolve_relative_dates(text: str, *, at: datetime, tz: str = "UTC", lang: st
     for phrase, value in found:
         if not _EN_CUE.search(phrase) or _ABSOLUTE.search(phrase):
             continue
-        replacement = "on " + value.date().isoformat()
-        text = re.sub(r"(?i)\bon\s+" + re.escape(phrase) + "|" + re.escape(phrase), replacement, text,
-                      count=1)
+        where = re.search(r"(?i)\bon\s+" + re.escape(phrase) + "|" + re.escape(phrase), text)
+        if where is None or _RECURRING.search(text[:where.start()]) or _ANY_DAY.search(phrase) \
+                or re.match(r"s\b", text[where.end():]):  # "every Friday", "on a Thursday", "Fridays"
+            continue
+        day = value.date().isoformat()
+        # "until Saturday" -> "until 2023-05-06" (no "until on"); otherwise "on 2023-05-06"
+        replacement = day if _PREPOSITION.search(text[:where.start()]) else "on " + day
+        if clock := _CLOCK.search(phrase):  # "on Monday at 3pm" keeps its "at 3pm"
+            time_text = clock.group(0).strip()
+            replacement += " " + (time_text if time_text.lower().startswith("at") else f"at {time_text}")
+        text = text[:where.start()] + replacement + text[where.end():]
     return text
 
 
