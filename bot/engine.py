@@ -18,6 +18,7 @@ from bot.usage import usage_statement
 from memory.assembly import assemble
 from memory.episodes import is_end_phrase
 from memory.errors import ModelError
+from memory.facts import explicit_request
 from memory.ports import ChatModel
 from memory.redact import describe_redaction, redact
 from memory.service import Context, MemoryService
@@ -26,6 +27,20 @@ from memory.text import language_of
 from memory.types import IncomingMessage, ThreadKey
 
 log = logging.getLogger(__name__)
+
+#: Said when the user asks to be remembered while memory is off (nothing is kept).
+MEMORY_OFF_NOTE = "Memory is off, so I won't keep this. Send /memory_on to turn it back on."
+MEMORY_OFF_NOTE_ZH = "记忆已关闭，这条不会保存。发送 /memory_on 重新开启。"
+
+#: Replies to an end phrase by what became of the conversation (``bot.commands.close_conversation``).
+_BYE_EN = {"saved": "Bye for now! I saved a summary of this conversation.",
+           "later": "Bye for now! I will save a summary of this conversation shortly.",
+           "off": "Bye for now! Memory is off, so nothing of this conversation was kept.",
+           "nothing": "Bye for now!"}
+_BYE_ZH = {"saved": "好的，下次见！这次的对话我记下了。",
+           "later": "好的，下次见！这次的对话我稍后会记下。",
+           "off": "好的，下次见！记忆已关闭，这次的对话没有保存。",
+           "nothing": "好的，下次见！"}
 
 MODEL_DOWN_REPLY = ("I can't reach the model right now; your message is saved. "
                     "Please try again in a moment.")
@@ -100,12 +115,11 @@ class ConversationEngine:
         if text.startswith("/"):
             return await run_command(self, ctx, msg, text)
         if is_end_phrase(text):
-            closed = await self.memory.close_session(ctx, reason="end_phrase")
+            from bot.commands import close_conversation
+
+            outcome = await close_conversation(self, ctx, reason="end_phrase")
             zh = language_of(text) == "zh"
-            if closed:
-                return ["好的，下次见！这次的对话我记下了。" if zh
-                        else "Bye for now! I saved a summary of this conversation."]
-            return ["好的，下次见！" if zh else "Bye for now!"]
+            return [_BYE_ZH[outcome] if zh else _BYE_EN[outcome]]
         return await self._converse(ctx, msg, text)
 
     async def ingest(self, msg: IncomingMessage) -> None:
@@ -139,6 +153,8 @@ class ConversationEngine:
             note = _fact_note(outcome, lang)
             if note:
                 notes.append(note)
+        if not ctx.user.memory_enabled and explicit_request(cleaned.text):
+            notes.append(MEMORY_OFF_NOTE_ZH if lang == "zh" else MEMORY_OFF_NOTE)
         if any(o.status in ("written", "superseded") for o in outcomes) and (
                 await self.memory.store.mark_consent_noted(ctx.user.id, self.memory.clock.now())):
             notes.append(CONSENT_NOTE_ZH if lang == "zh" else CONSENT_NOTE)

@@ -161,6 +161,23 @@ async def test_memory_off_keeps_nothing_and_on_resumes(harness):
     assert any(i["kind"] == "fact" for i in record["items"])
 
 
+async def test_with_memory_off_no_reply_claims_anything_was_kept(harness):
+    await harness.say("/memory_off")
+    out = await harness.say("Remember that my boat is called Seeigel.")
+    assert any("Memory is off, so I won't keep this" in line for line in out)
+    assert (await harness.say("bye")) == [
+        "Bye for now! Memory is off, so nothing of this conversation was kept."]
+    await harness.say("记住我的船叫海胆。")
+    assert (await harness.say("/new")) == [
+        "Started a new conversation. Memory is off, so nothing of the last one was kept."]
+    user = await harness.store.find_user("console", "alice")
+    assert await harness.memory.episodes_for(user.id) == []
+    await harness.say("/memory_on")
+    await harness.say("I like sailing")
+    assert (await harness.say("bye")) == ["Bye for now! I saved a summary of this conversation."]
+    assert len(await harness.memory.episodes_for(user.id)) == 1
+
+
 async def test_duplicate_platform_message_gets_one_reply(harness):
     first = await harness.say("hello", message_id="m1")
     again = await harness.say("hello", message_id="m1")
