@@ -71,6 +71,10 @@ _ENDED = [
     re.compile(r"\bI (?:have |'ve )?(?:quit|stopped|gave up|given up|no longer|don'?t|do not)"
                r"(?: drink(?:ing)?| eat(?:ing)?| us(?:e|ing)| do(?:ing)?| play(?:ing)?| work(?:ing)? (?:at|for))? (?P<v>[^,.;!?]{2,40}?)"
                r"(?: anymore| any more)?\s*(?:$|[,.;!?])", re.IGNORECASE),
+    # "I'm not vegetarian anymore", "I am no longer a member"
+    re.compile(r"\bI(?:'m| am) no longer (?:an? )?(?P<v>[^,.;!?]{2,40}?)\s*(?:$|[,.;!?])", re.IGNORECASE),
+    re.compile(r"\bI(?:'m| am) not (?:an? )?(?P<v>[^,.;!?]{2,40}?) (?:anymore|any more)\s*(?:$|[,.;!?])",
+               re.IGNORECASE),
     re.compile(r"我(?:已经)?(?:戒了|不再|不再用|不再喝|不再吃|不用|不喝|不吃|停了)(?P<v>[^，。,.!！?？\s]{1,12}?)了?(?:$|[，。,.!！?？])"),
 ]
 _ENDED_MARKERS = re.compile(r"\b(?:quit|stopped|gave up|given up|no longer|anymore|any more)\b|戒了|不再|了$|了[，。]")
@@ -277,7 +281,8 @@ def ended_values(text: str) -> list[str]:
     for pattern in _ENDED:
         for m in pattern.finditer(text):
             value = m.group("v").strip().lower()
-            if value and value not in {"it", "that", "this", "know", "think", "care", "mind"}:
+            if value and value not in {"it", "that", "this", "know", "think", "care", "mind"} \
+                    and not value.startswith("sure"):  # "I'm not sure anymore"
                 out.append(value)
     return out
 

@@ -23,6 +23,7 @@ Confirming never deletes; nothing here deletes a fact.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -107,6 +108,16 @@ class SemanticWriter:
         return outcomes
 
 
+def _names_the_same(target: str, value: str) -> bool:
+    """True when an ended ``value`` names the fact value ``target`` (lowercased): one holds
+    the other as whole words ("green tea" / "tea"), or as characters in Chinese; so "I'm not
+    sure anymore" does not end "blood pressure"."""
+    if has_cjk(target) or has_cjk(value):
+        return target in value or value in target
+    return bool(re.search(rf"\b{re.escape(value)}\b", target)
+                or re.search(rf"\b{re.escape(target)}\b", value))
+
+
 class _Write:
     """One turn's write context (keeps the per-decision helpers small)."""
 
@@ -133,7 +144,7 @@ class _Write:
         out = []
         for fact in await self.store.active_facts(self.user_id, self.scope):
             target = (fact.value or "").lower()
-            if target and (target == value or target in value or value in target) \
+            if target and _names_the_same(target, value) \
                     and not fact.topic.startswith("allergy:"):
                 if await self.store.end_fact(fact.id, self.user_id, self.turn.created_at):
                     out.append(FactOutcome("ended", fact, explicit=True))

@@ -68,6 +68,13 @@ CASES = {
          ["remember I switched to black coffee"]],
         ["The user drinks black coffee in the morning"],
         ["The user drinks green tea in the morning"]),
+    "not vegetarian anymore ends the diet": (
+        [["Don't forget that I'm vegetarian."], ["I'm not vegetarian anymore."]],
+        [], ["The user's diet: vegetarian"]),
+    "an ended thing must be the fact's value as whole words": (
+        [["remember I drink tea every morning"], ["I don't eat steak anymore."],
+         ["I'm not sure anymore."]],
+        ["The user drinks tea in the morning"], []),
     "correction writes at once": (
         [["No, I live in Linz, not Graz"]], ["The user lives in Linz"], []),
     "correction zh": (
