@@ -234,6 +234,27 @@ def _as_imperative(sentence: str) -> str:
     return _TAG.sub("", sentence) if is_question(sentence) else sentence
 
 
+#: Where a request's body holds a second statement: "my favourite colour is blue and I like
+#: jazz", "我不吃辣，我老婆叫Maria" (a subject follows).
+_CLAUSE_SPLIT = re.compile(
+    r"(?:,\s*|\s+)(?:and|but|also|plus)\s+(?=(?:I|I'm|I've|I'd|my)\b)|(?<=[，,])\s*(?=我)",
+    re.IGNORECASE)
+#: More parts than this: a long note, kept as one condensed fact.
+MAX_REQUEST_CLAUSES = 3
+
+
+def request_clauses(body: str) -> list[str]:
+    """The statements of an explicit request's ``body``, each a fact of its own ("my favourite
+    colour is blue and I like jazz" -> two); the body itself when it holds one, more than
+    ``MAX_REQUEST_CLAUSES`` (a long note), or when a part would be too short to be a statement ("me and my wife are vegan": under three words, or
+    three CJK characters)."""
+    parts = [p.strip(" ,，") for p in _CLAUSE_SPLIT.split(body)]
+    if not 2 <= len(parts) <= MAX_REQUEST_CLAUSES or any(len(p.split()) < 3 and len(re.findall(r"[\u4e00-\u9fff]", p)) < 3
+                             for p in parts):
+        return [body]
+    return parts
+
+
 def explicit_request(text: str) -> Request | None:
     """Return the body of an explicit memory request, or None when ``text`` is not one.
 

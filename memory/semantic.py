@@ -37,6 +37,7 @@ from memory.facts import (
     fact_text,
     first_person,
     is_correction,
+    request_clauses,
     stable_statement,
 )
 from memory.ports import Embedder, ScopeFilter, SearchIndex
@@ -89,19 +90,24 @@ class SemanticWriter:
         outcomes: list[FactOutcome] = []
         w = _Write(self, user_id=user_id, scope=scope, thread=thread, turn=turn, now=now, lang=lang)
 
-        for value in ended_values(body):
-            outcomes += await w.end(value)
-        topics = [t for t in match_topics(body, lang)
-                  if not any(o.status == "ended" and o.fact and o.fact.topic == t.key
-                             for o in outcomes)]
-        for match in topics:
-            outcomes.append(await w.topic(match, assertive=bool(request) or correction))
-        if request and not topics and not outcomes:
-            outcomes.append(await w.free_form(fact_text(body, lang), kind=request.kind))
-        elif not request and not topics and not outcomes:
-            statement = stable_statement(body, lang)
-            if statement:
-                outcomes.append(await w.candidate(None, None, statement))
+        # a request may hold several statements, each a fact ("my favourite colour is blue and
+        # I like jazz" wrote only the jazz); other turns are read whole
+        for clause in request_clauses(body) if request else [body]:
+            said: list[FactOutcome] = []
+            for value in ended_values(clause):
+                said += await w.end(value)
+            topics = [t for t in match_topics(clause, lang)
+                      if not any(o.status == "ended" and o.fact and o.fact.topic == t.key
+                                 for o in said)]
+            for match in topics:
+                said.append(await w.topic(match, assertive=bool(request) or correction))
+            if request and not said:
+                said.append(await w.free_form(fact_text(clause, lang), kind=request.kind))
+            elif not request and not said:
+                statement = stable_statement(clause, lang)
+                if statement:
+                    said.append(await w.candidate(None, None, statement))
+            outcomes += said
         for o in outcomes:
             if o.status != "candidate":
                 log.info("fact %s id=%s user=%s", o.status, o.fact.id if o.fact else None, user_id)

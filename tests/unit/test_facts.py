@@ -6,6 +6,7 @@ from memory.facts import (
     condense,
     ended_values,
     explicit_request,
+    request_clauses,
     fact_text,
     is_correction,
     stable_statement,
@@ -112,3 +113,15 @@ def test_ended_values(text, values):
 ])
 def test_stable_statements(text, lang, expected):
     assert stable_statement(text, lang) == expected
+
+
+@pytest.mark.parametrize(("body", "clauses"), [
+    ("my favourite colour is blue and I like jazz", ["my favourite colour is blue", "I like jazz"]),
+    ("我不吃辣，我老婆叫Maria", ["我不吃辣", "我老婆叫Maria"]),
+    # one statement: no subject after "and", or a part too short to be a statement
+    ("I live in Graz and work at Siemens", ["I live in Graz and work at Siemens"]),
+    ("me and my wife are vegan", ["me and my wife are vegan"]),
+    ("I like rock and roll", ["I like rock and roll"]),
+])
+def test_request_clauses(body, clauses):
+    assert request_clauses(body) == clauses

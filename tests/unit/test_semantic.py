@@ -68,6 +68,11 @@ CASES = {
          ["remember I switched to black coffee"]],
         ["The user drinks black coffee in the morning"],
         ["The user drinks green tea in the morning"]),
+    "every statement of a request is written": (
+        [["Remember that my favourite colour is blue and I like jazz."]],
+        ["The user likes jazz", "The user's favourite colour is blue"], []),
+    "every statement of a request is written zh": (
+        [["记住我不吃辣，我老婆叫Maria。"]], ["用户不吃辣", "用户老婆叫Maria"], []),
     "not vegetarian anymore ends the diet": (
         [["Don't forget that I'm vegetarian."], ["I'm not vegetarian anymore."]],
         [], ["The user's diet: vegetarian"]),
