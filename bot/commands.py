@@ -6,6 +6,7 @@ lines. Commands that destroy data ask for confirmation through ``engine.pending`
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -76,8 +77,11 @@ async def cmd_why(engine, ctx: Context, arg: str) -> list[str]:
     record = await engine.memory.store.load_prompt_record(ctx.thread.id, ctx.user.id)
     if record is None:
         return ["I haven't replied to you in this chat yet, so there is nothing to explain."]
+    item_tokens = sum(item["tokens"] for item in record["items"])
+    headings = record["memory_tokens"] - item_tokens  # block headings and separators
+    parts = f" ({item_tokens} in the items, {headings} in headings)" if headings > 0 else ""
     lines = [f"For my last reply I recalled {len(record['items'])} memory item(s), "
-             f"{record['memory_tokens']} of {record['budget']} memory tokens; working memory held "
+             f"{record['memory_tokens']} of {record['budget']} memory tokens{parts}; working memory held "
              f"{record['working_turns']} turn(s), {record['working_tokens']} tokens "
              f"(model: {record['model']})."]
     for n, item in enumerate(record["items"], start=1):
@@ -242,6 +246,8 @@ async def cmd_memory_off(engine, ctx: Context, arg: str) -> list[str]:
 
 
 async def cmd_memory_on(engine, ctx: Context, arg: str) -> list[str]:
+    if ctx.user.memory_enabled:
+        return ["Memory is already on: I keep and recall what you tell me (/memory_off stops it)."]
     await engine.memory.set_memory(ctx, True)
     return ["Memory is on again. What you saved before is recalled again."]
 
@@ -255,6 +261,14 @@ async def cmd_stats(engine, ctx: Context, arg: str) -> list[str]:
     return [render_stats(rows, today=now)]
 
 
+@functools.cache
+def _zone_names() -> dict[str, str]:
+    """IANA names by their lowercase spelling, so a zone may be typed in any case."""
+    from zoneinfo import available_timezones
+
+    return {name.lower(): name for name in available_timezones()}
+
+
 async def cmd_timezone(engine, ctx: Context, arg: str) -> list[str]:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -263,6 +277,7 @@ async def cmd_timezone(engine, ctx: Context, arg: str) -> list[str]:
         current = ctx.user.timezone or engine.memory.config.default_timezone
         return [f"Your time zone is {current}. Set another with /timezone NAME, e.g. "
                 "/timezone Europe/Vienna."]
+    name = _zone_names().get(name.lower(), name)  # "europe/vienna" -> "Europe/Vienna"
     try:
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):

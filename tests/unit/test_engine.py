@@ -237,6 +237,17 @@ async def test_group_facts_stay_in_their_group(harness):
     assert all(i["kind"] != "fact" for i in record["items"])
 
 
+async def test_why_tokens_add_up(harness):
+    await harness.say("remember I live in Graz")
+    await harness.say("/new")
+    await harness.say("where do I live?")
+    why = (await harness.say("/why"))[0]
+    total, items, headings = map(int, re.search(
+        r"(\d+) of 1000 memory tokens \((\d+) in the items, (\d+) in headings\)", why).groups())
+    listed = sum(int(n) for n in re.findall(r"score [\d.]+, (\d+) tokens", why))
+    assert items == listed and total == items + headings and headings > 0
+
+
 async def test_why_and_help_and_unknown(harness):
     assert "haven't replied" in (await harness.say("/why"))[0]
     await harness.say("hello")
@@ -247,3 +258,12 @@ async def test_why_and_help_and_unknown(harness):
     assert all(f"/{name}" in help_text for name in COMMANDS if name != "start")  # all listed
     assert "Unknown command /frobnicate" in (await harness.say("/frobnicate"))[0]
     assert (await harness.say("   "))[0].startswith("(empty message")
+
+
+async def test_timezone_in_any_case_and_memory_on_when_already_on(harness):
+    assert (await harness.say("/timezone europe/vienna"))[0].startswith("Time zone set to Europe/Vienna")
+    user = await harness.store.find_user("console", "alice")
+    assert user.timezone == "Europe/Vienna"
+    assert (await harness.say("/memory_on"))[0].startswith("Memory is already on")
+    await harness.say("/memory_off")
+    assert (await harness.say("/memory_on"))[0].startswith("Memory is on again")
