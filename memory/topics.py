@@ -213,31 +213,33 @@ TOPICS: tuple[Topic, ...] = (
 TOPIC_KEYS = tuple(t.key for t in TOPICS)
 
 #: Words a question about a topic tends to use when it does not repeat the fact's own words
-#: ("Which city am I in?" for "The user lives in Graz"), English and Chinese. They are added to a
+#: ("Which city am I in?" for "The user lives in Graz"), English and Chinese, each with the
+#: other language's words for the fact itself (我住在哪里？ finds "The user lives in Linz", "where
+#: do I live?" finds 用户住在上海: the default embedder's cross-language cosine is too low). Added to a
 #: topic fact's lexical keys only (expanded keys: Wu et al. 2025, LongMemEval, found
 #: fact-expanded keys +9.4% recall), never to its text or its vector.
 TOPIC_TERMS: dict[str, str] = {
-    "residence": "city town home address 城市 哪里 家",
-    "hometown": "born grew origin 老家 家乡 出生 哪里人",
-    "employer": "job employer company office 上班 公司 单位",
-    "job": "occupation profession career 职业 做什么",
+    "residence": "city town home address live lives 城市 哪里 家 住",
+    "hometown": "born grew origin from 老家 家乡 出生 哪里人 来自",
+    "employer": "job employer company office work works 上班 公司 单位 工作 哪里",
+    "job": "occupation profession career job work 职业 做什么 工作 做",
     "diet": "eat food meals 饮食 吃 食物",
     "allergy": "allergies allergy avoid eat food 不能吃 忌口 食物 过敏",
     "avoid_food": "avoid eat food 不能吃 忌口 食物",
-    "primary_language": "language speak native 语言 母语",
+    "primary_language": "language speak native program code 语言 母语 编程",
     "reply_language": "language reply answer 语言 回答",
-    "name": "name call 名字 称呼",
+    "name": "name call called 名字 称呼 叫",
     "timezone": "time local 时区 时间",
-    "birthday": "born birth date 出生 哪天",
-    "age": "age old born 年龄 多大",
-    "relationship": "partner married spouse 结婚 对象 伴侣",
+    "birthday": "born birth date birthday 出生 哪天 生日",
+    "age": "age old born how 年龄 多大 多 大 几岁",
+    "relationship": "partner married spouse wife husband 结婚 对象 伴侣 老婆 老公 妻子 丈夫",
     "editor": "editor code tool 编辑器 写代码",
     "operating_system": "computer laptop system 电脑 系统",
     "morning_drink": "drink breakfast 喝 早上 饮料",
     "answer_length": "answer reply style 回答 回复",
     "units": "units measure 单位",
     "school": "study university college 学校 大学 专业",
-    "car": "drive vehicle 开车 汽车",
+    "car": "car drive vehicle 开车 汽车 车 开",
     "phone": "mobile smartphone 手机 电话",
     "opinion": "favourite favorite prefer 喜欢 讨厌",
 }

