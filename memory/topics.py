@@ -220,7 +220,7 @@ TOPIC_KEYS = tuple(t.key for t in TOPICS)
 #: fact-expanded keys +9.4% recall), never to its text or its vector.
 TOPIC_TERMS: dict[str, str] = {
     "residence": "city town home address live lives 城市 哪里 家 住",
-    "hometown": "born grew origin from 老家 家乡 出生 哪里人 来自",
+    "hometown": "born grew origin 老家 家乡 出生 哪里人 来自",
     "employer": "job employer company office work works 上班 公司 单位 工作 哪里",
     "job": "occupation profession career job work 职业 做什么 工作 做",
     "diet": "eat food meals 饮食 吃 食物",
@@ -231,7 +231,7 @@ TOPIC_TERMS: dict[str, str] = {
     "name": "name call called 名字 称呼 叫",
     "timezone": "time local 时区 时间",
     "birthday": "born birth date birthday 出生 哪天 生日",
-    "age": "age old born how 年龄 多大 多 大 几岁",
+    "age": "age old born 年龄 多大 多 大 几岁",
     "relationship": "partner married spouse wife husband 结婚 对象 伴侣 老婆 老公 妻子 丈夫",
     "editor": "editor code tool 编辑器 写代码",
     "operating_system": "computer laptop system 电脑 系统",
