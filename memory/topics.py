@@ -231,7 +231,7 @@ TOPIC_TERMS: dict[str, str] = {
     "name": "name call called 名字 称呼 叫",
     "timezone": "time local 时区 时间",
     "birthday": "born birth date birthday 出生 哪天 生日",
-    "age": "age old born 年龄 多大 多 大 几岁",
+    "age": "age old born 年龄 多大 几岁",
     "relationship": "partner married spouse wife husband 结婚 对象 伴侣 老婆 老公 妻子 丈夫",
     "editor": "editor code tool 编辑器 写代码",
     "operating_system": "computer laptop system 电脑 系统",
