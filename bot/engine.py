@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -23,10 +24,20 @@ from memory.ports import ChatModel
 from memory.redact import describe_redaction, redact
 from memory.service import Context, MemoryService
 from memory.stores.sqlite import SQLiteStore
-from memory.text import language_of
+from memory.text import language_of, without_direction_marks
 from memory.types import IncomingMessage, ThreadKey
 
 log = logging.getLogger(__name__)
+
+#: "Forget that I prefer tea" / "please forget my address" / 忘掉我住在哪里: a request to delete,
+#: which only /forget carries out (a plain message deletes nothing, and says so).
+_FORGET_REQUEST = re.compile(
+    r"^\s*(?:please\s+|pls\s+|can you\s+|could you\s+)?(?:forget|delete|erase)\s+"
+    r"(?:that\s+I\b|that\s+my\b|my\b|what\s+I\s+(?:said|told))"
+    r"|^\s*(?:请|麻烦)?(?:你)?(?:把)?(?:忘掉|忘记|删掉|删除)(?:我|关于我)", re.IGNORECASE)
+FORGET_HINT = ("To delete something I remember, send /forget with words from it (for example "
+               "/forget tea), or /memories to see the numbers. A message alone deletes nothing.")
+FORGET_HINT_ZH = "要删除我记住的内容，请发送 /forget 加上其中的词（例如 /forget 茶），或用 /memories 查看编号。普通消息不会删除任何内容。"
 
 #: Said when the user asks to be remembered while memory is off (nothing is kept).
 MEMORY_OFF_NOTE = "Memory is off, so I won't keep this. Send /memory_on to turn it back on."
@@ -92,7 +103,7 @@ class ConversationEngine:
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
             try:
-                text = msg.text.strip()
+                text = without_direction_marks(msg.text).strip()
                 key = (ctx.thread.id, ctx.user.id)
                 if key in self.pending:
                     pending = self.pending.pop(key)
@@ -127,7 +138,7 @@ class ConversationEngine:
         redaction, the user turn and explicit facts, exactly as in a live chat."""
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
-            cleaned = redact(msg.text.strip())
+            cleaned = redact(without_direction_marks(msg.text).strip())
             if not cleaned.text:
                 return
             turn, created = await self.memory.record_user_turn(
@@ -153,6 +164,8 @@ class ConversationEngine:
             note = _fact_note(outcome, lang)
             if note:
                 notes.append(note)
+        if _FORGET_REQUEST.match(cleaned.text):  # deleting needs /forget (it asks, lists, confirms)
+            notes.append(FORGET_HINT_ZH if lang == "zh" else FORGET_HINT)
         if not ctx.user.memory_enabled and explicit_request(cleaned.text):
             notes.append(MEMORY_OFF_NOTE_ZH if lang == "zh" else MEMORY_OFF_NOTE)
         if any(o.status in ("written", "superseded") for o in outcomes) and (
@@ -217,7 +230,7 @@ class ConversationEngine:
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
             try:
-                cleaned = redact(msg.text.strip())
+                cleaned = redact(without_direction_marks(msg.text).strip())
                 if cleaned.text and not cleaned.text.startswith("/"):
                     await self.memory.record_user_turn(
                         ctx, cleaned.text, at=msg.sent_at, speaker=msg.display_name,
@@ -235,7 +248,7 @@ class ConversationEngine:
             return []
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
-            cleaned = redact(msg.text.strip())
+            cleaned = redact(without_direction_marks(msg.text).strip())
             if not cleaned.text or cleaned.text.startswith("/"):
                 return []
             _, outcomes = await self.memory.edit_user_turn(
@@ -269,7 +282,7 @@ class ConversationEngine:
 
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
-            return await run_command(self, ctx, msg, msg.text.strip())
+            return await run_command(self, ctx, msg, without_direction_marks(msg.text).strip())
 
 
 def _fact_note(outcome, lang: str) -> str:

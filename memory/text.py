@@ -106,3 +106,13 @@ def normalise(text: str) -> str:
     """Lowercase, fold white space and strip surrounding punctuation, for exact comparisons."""
     text = re.sub(r"\s+", " ", text.strip().lower())
     return text.strip(" .,!?;:。，！？；：~～")
+
+
+_DIRECTION_MARKS_RE = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def without_direction_marks(text: str) -> str:
+    """``text`` without Unicode bidirectional controls (LRM, RLM, LRE..RLO, LRI..PDI): invisible
+    marks that some clients wrap around a message ("\u202eRemember that I live in Wien\u202c"
+    read as no request at all). Joiners and other format characters (emoji sequences) stay."""
+    return _DIRECTION_MARKS_RE.sub("", text)

@@ -267,3 +267,18 @@ async def test_timezone_in_any_case_and_memory_on_when_already_on(harness):
     assert (await harness.say("/memory_on"))[0].startswith("Memory is already on")
     await harness.say("/memory_off")
     assert (await harness.say("/memory_on"))[0].startswith("Memory is on again")
+
+
+async def test_forget_in_a_plain_message_points_to_the_command_and_deletes_nothing(harness):
+    await harness.say("remember I prefer tea")
+    out = await harness.say("Forget that I prefer tea.")
+    assert any(line.startswith("To delete something I remember, send /forget") for line in out)
+    assert any("要删除我记住的内容" in line for line in await harness.say("忘掉我喜欢喝茶"))
+    user = await harness.store.find_user("console", "alice")
+    assert [f.text for f in await harness.memory.facts_for(user.id)] == ["The user prefers tea"]
+    assert not any("/forget" in line for line in await harness.say("I forget things a lot"))
+
+
+async def test_invisible_direction_marks_do_not_hide_a_request(harness):
+    out = await harness.say("\u202eRemember that I live in Wien\u202c")
+    assert any(line.startswith("Noted: The user lives in Wien") for line in out), out
