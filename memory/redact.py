@@ -58,8 +58,8 @@ _LABELLED = [
     ("api key", re.compile(r"((?:密钥|令牌)\s*(?:是|为|:|：|=)?\s*)([A-Za-z0-9_\-./+=]{8,})")),
     ("ID number", re.compile(
         r"(?i)(\b(?:passport|id number|id no\.?|ssn)\b\s*(?:number|no\.?)?\s*(?:is|:|=|：)?\s*)"
-        r"([A-Z0-9][A-Z0-9\-]{5,})")),
-    ("ID number", re.compile(r"((?:身份证|护照)(?:号码?|号)?\s*(?:是|为|:|：)?\s*)([A-Za-z0-9]{6,})")),
+        r"((?=[A-Z0-9\-]*\d)[A-Z0-9][A-Z0-9\-]{5,})")),  # a number holds a digit: not "before"
+    ("ID number", re.compile(r"((?:身份证|护照)(?:号码?|号)?\s*(?:是|为|:|：)?\s*)((?=[A-Za-z0-9]*\d)[A-Za-z0-9]{6,})")),
 ]
 _SHAPES = [
     ("private key", re.compile(
