@@ -43,7 +43,7 @@ from memory.facts import (
 from memory.ports import Embedder, ScopeFilter, SearchIndex
 from memory.stores.sqlite import SQLiteStore, ThreadRow
 from memory.text import has_cjk, language_of, normalise
-from memory.topics import TopicMatch, match_topics
+from memory.topics import TopicMatch, match_topics, not_allergic_to
 from memory.types import Fact, FactStatus, ItemKind, Turn
 
 log = logging.getLogger(__name__)
@@ -96,6 +96,8 @@ class SemanticWriter:
             said: list[FactOutcome] = []
             for value in ended_values(clause):
                 said += await w.end(value)
+            for key in not_allergic_to(clause):  # "I'm not allergic to peanuts" / 我对花生不过敏
+                said += await w.end_topic(key)
             topics = [t for t in match_topics(clause, lang)
                       if not any(o.status == "ended" and o.fact and o.fact.topic == t.key
                                  for o in said)]
@@ -154,6 +156,15 @@ class _Write:
                     and not fact.topic.startswith("allergy:"):
                 if await self.store.end_fact(fact.id, self.user_id, self.turn.created_at):
                     out.append(FactOutcome("ended", fact, explicit=True))
+        return out
+
+    async def end_topic(self, key: str) -> list[FactOutcome]:
+        """End the active facts on the topic ``key`` (``allergy:peanuts``): the user said it no
+        longer holds."""
+        out = []
+        for fact in await self.store.active_facts(self.user_id, self.scope, topic=key):
+            if await self.store.end_fact(fact.id, self.user_id, self.turn.created_at):
+                out.append(FactOutcome("ended", fact, explicit=True))
         return out
 
     async def topic(self, match: TopicMatch, *, assertive: bool) -> FactOutcome:

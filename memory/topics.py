@@ -111,7 +111,9 @@ TOPICS: tuple[Topic, ...] = (
        "The user's diet: {v}", "用户的饮食：{v}"),
     _t("allergy", "prohibition",
        [rf"\bI(?:'m| am) allergic to {_V}{_END}", rf"\bI have an? {_V} allergy{_END}"],
-       [rf"我对{_ZV}过敏{_ZEND}"],
+       # "我对花生不过敏" is not an allergy to "花生不" (not_allergic_to ends it); "不对，我是对虾
+       # 过敏" and "我对花生不过敏，是对虾过敏" name the allergy after 是
+       [rf"我(?:是)?对{_ZV}(?<!不)过敏{_ZEND}", rf"[，,]\s*(?:而|但)?是对{_ZV}(?<!不)过敏{_ZEND}"],
        "The user is allergic to {v}", "用户对{v}过敏", multi=True),
     _t("avoid_food", "prohibition",
        [rf"\bI (?:don't|do not|can't|cannot|never) eat {_V}{_END}"],
@@ -336,3 +338,25 @@ def _build(topic: Topic, m: re.Match, value: str, lang: str) -> TopicMatch:
         value = norm = _ANSWER_LENGTH.get(norm, value)
     key = f"{topic.key}:{norm}" if topic.multi else topic.key
     return TopicMatch(topic, key, norm, template.format(v=value))
+
+
+_NOT_ALLERGIC = (
+    re.compile(rf"\bI(?:'m| am) (?:not|no longer) allergic to {_V}{_END}", re.IGNORECASE),
+    re.compile(rf"\bI (?:don't|do not|no longer) have an? {_V} allergy{_END}", re.IGNORECASE),
+    re.compile(rf"我(?:已经)?(?:不再)?对{_ZV}(?:不|不再)过敏(?:了)?{_ZEND}"),
+    re.compile(rf"我(?:已经)?不再对{_ZV}过敏(?:了)?{_ZEND}"),
+)
+
+
+def not_allergic_to(text: str) -> list[str]:
+    """Allergy topic keys the user says they do not (or no longer) have: "I'm not allergic to
+    peanuts" / "我对花生不过敏" -> ["allergy:peanuts"] / ["allergy:花生"]. Only an allergy named
+    this way ends an allergy fact (an ended habit such as "I don't eat peanuts anymore" never
+    does: ``memory.semantic``)."""
+    keys = []
+    for pattern in _NOT_ALLERGIC:
+        for m in pattern.finditer(text):
+            value = _clean_value(m.group("v"), zh=bool(re.search(r"[\u4e00-\u9fff]", m.group("v"))))
+            if value and value.lower() not in _PRONOUNS:
+                keys.append(f"allergy:{normalise(value)}")
+    return list(dict.fromkeys(keys))

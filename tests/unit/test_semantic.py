@@ -73,6 +73,18 @@ CASES = {
         ["The user likes jazz", "The user's favourite colour is blue"], []),
     "every statement of a request is written zh": (
         [["记住我不吃辣，我老婆叫Maria。"]], ["用户不吃辣", "用户老婆叫Maria"], []),
+    "not allergic ends the allergy and the new one is kept": (
+        [["remember I'm allergic to peanuts"],
+         ["Actually I am not allergic to peanuts, I am allergic to shrimp."]],
+        ["The user is allergic to shrimp"], ["The user is allergic to peanuts"]),
+    "not allergic ends the allergy zh": (
+        [["记住我对花生过敏"], ["其实我对花生不过敏，是对虾过敏。"]],
+        ["用户对虾过敏"], ["用户对花生过敏"]),
+    "no longer allergic zh": (
+        [["记住我对花生过敏"], ["我对花生不过敏了。"]], [], ["用户对花生过敏"]),
+    "not eating something does not end an allergy": (
+        [["remember I'm allergic to peanuts"], ["I don't eat peanuts anymore."]],
+        ["The user is allergic to peanuts"], []),
     "not vegetarian anymore ends the diet": (
         [["Don't forget that I'm vegetarian."], ["I'm not vegetarian anymore."]],
         [], ["The user's diet: vegetarian"]),
