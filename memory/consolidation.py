@@ -575,8 +575,7 @@ class LLMConsolidator:
             fact = facts.get(hit.item_id) if hit.kind is ItemKind.FACT else None
             if fact is None or fact.status is not FactStatus.ACTIVE or fact.id == exclude:
                 continue
-            cut = cal.duplicate_cross_language if has_cjk(fact.text) != has_cjk(text) \
-                else cal.duplicate
+            cut = cal.duplicate_cut(has_cjk(fact.text), has_cjk(text))
             if normalise(fact.text) == norm or (cut is not None and (hit.cosine or 0) >= cut):
                 return fact
         return None

@@ -52,7 +52,9 @@ class SimilarityCalibration:
 
     ``duplicate`` is the document-document cosine at or above which two stored facts in the same
     language count as one statement (semantic dedup); ``duplicate_cross_language`` the same for
-    an English and a Chinese fact (None: this embedder cannot tell translations apart).
+    an English and a Chinese fact (None: this embedder cannot tell translations apart);
+    ``duplicate_cjk`` the same for two Chinese facts when it differs from ``duplicate`` (short
+    Chinese facts run closer together).
     """
 
     floor: float
@@ -61,6 +63,16 @@ class SimilarityCalibration:
     ceiling_cjk: float | None = None
     duplicate: float = 0.97
     duplicate_cross_language: float | None = None
+    duplicate_cjk: float | None = None
+
+    def duplicate_cut(self, a_cjk: bool, b_cjk: bool) -> float | None:
+        """The document-document cosine at which two facts say the same, for their scripts
+        (``a_cjk`` / ``b_cjk``: the text holds Chinese characters); None: never by cosine."""
+        if a_cjk != b_cjk:
+            return self.duplicate_cross_language
+        if a_cjk and self.duplicate_cjk is not None:
+            return self.duplicate_cjk
+        return self.duplicate
 
     def dense_score(self, cosine: float, *, cjk: bool = False) -> float:
         """Return the calibrated dense score in [0, 1] for a cosine similarity.

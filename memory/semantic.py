@@ -174,7 +174,7 @@ class _Write:
                 await self.store.confirm_fact(fact.id, self.turn.id, self.now)
                 return FactOutcome("confirmed", fact, explicit=assertive)
             if match.topic.key != "opinion" and has_cjk(fact.value or "") != has_cjk(match.value) \
-                    and await self._same_meaning(fact.text, match.text, cross_language=True):
+                    and await self._same_meaning(fact.text, match.text):
                 await self.store.confirm_fact(fact.id, self.turn.id, self.now)
                 return FactOutcome("confirmed", fact, explicit=assertive)
         if existing:
@@ -209,7 +209,7 @@ class _Write:
                 (topic is None and row["topic"] is None and (
                     row["norm"] == norm or (row["vector"] is not None and self._close(
                         np.frombuffer(row["vector"], dtype=np.float32), vector,
-                        cross=has_cjk(row["text"]) != has_cjk(text)))))
+                        a_cjk=has_cjk(row["text"]), b_cjk=has_cjk(text)))))
             if same:
                 matches.append(row)
         if not matches:
@@ -229,9 +229,8 @@ class _Write:
         await self.store.consume_candidates([r["id"] for r in matches], self.now)
         return FactOutcome("written", fact)
 
-    def _close(self, a, b, *, cross: bool) -> bool:
-        cal = self.embedder.calibration
-        cut = cal.duplicate_cross_language if cross else cal.duplicate
+    def _close(self, a, b, *, a_cjk: bool, b_cjk: bool) -> bool:
+        cut = self.embedder.calibration.duplicate_cut(a_cjk, b_cjk)
         return cut is not None and float(np.dot(np.asarray(a), np.asarray(b))) >= cut
 
     async def _near_duplicate(self, text: str, *, vector=None) -> Fact | None:
@@ -251,17 +250,20 @@ class _Write:
             fact = facts.get(hit.item_id) if hit.kind is ItemKind.FACT else None
             if fact is None or fact.topic is not None or fact.status is not FactStatus.ACTIVE:
                 continue
-            cal = self.embedder.calibration
-            cut = cal.duplicate_cross_language if has_cjk(fact.text) != has_cjk(text) else cal.duplicate
+            cut = self.embedder.calibration.duplicate_cut(has_cjk(fact.text), has_cjk(text))
             if normalise(fact.text) == norm or (cut is not None and (hit.cosine or 0) >= cut):
                 return fact
         exact = [f for f in await self.store.active_facts(self.user_id, self.scope)
                  if f.topic is None and normalise(f.text) == norm]
         return exact[0] if exact else None
 
-    async def _same_meaning(self, a: str, b: str, *, cross_language: bool | None = None) -> bool:
-        cross = has_cjk(a) != has_cjk(b) if cross_language is None else cross_language
+    async def _same_meaning(self, a: str, b: str) -> bool:
+        """True when two facts whose values are in different scripts say the same (the
+        embedder's ``duplicate_cross_language``; never when it has none)."""
+        cut = self.embedder.calibration.duplicate_cross_language
+        if cut is None:
+            return False
         va, vb = await self.embedder.embed_documents([a, b])
-        return self._close(va, vb, cross=cross)
+        return float(np.dot(np.asarray(va), np.asarray(vb))) >= cut
 
 
