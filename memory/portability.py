@@ -80,11 +80,100 @@ def build_document(rows: dict[str, list[dict]], now: datetime) -> dict:
     return doc
 
 
+#: Fields each row of a section must have, with the check of their value (issue: a file
+#: with "created_at": "notadate" was written and then broke every start).
+_TEXT = (str,)
+_REQUIRED = {
+    "threads": {"id": int, "platform": _TEXT, "chat_id": _TEXT, "chat_kind": "chat_kind",
+                "created_at": "time"},
+    "sessions": {"id": int, "thread_id": int, "started_at": "time", "last_turn_at": "time"},
+    "turns": {"id": int, "thread_id": int, "session_id": int, "role": "role", "text": _TEXT,
+              "created_at": "time"},
+    "episodes": {"thread_id": int, "session_id": int, "scope": _TEXT, "summary": _TEXT,
+                 "turn_ids": "ids", "started_at": "time", "ended_at": "time", "created_at": "time"},
+    "rounds": {"thread_id": int, "session_id": int, "scope": _TEXT, "turn_ids": "ids",
+               "text": _TEXT, "created_at": "time"},
+    "facts": {"id": int, "kind": _TEXT, "text": _TEXT, "status": "status", "created_at": "time",
+              "valid_from": "time", "last_confirmed_at": "time", "origin_kind": "chat_kind"},
+}
+_OPTIONAL_TIMES = ("closed_at", "valid_to", "last_recalled_at")
+
+
+def _valid(value, check) -> bool:
+    from memory.types import ChatKind, FactStatus, Role
+
+    if check == "time":
+        if not isinstance(value, str):
+            return False
+        try:
+            return datetime.fromisoformat(value).tzinfo is not None
+        except ValueError:
+            return False
+    if check == "ids":
+        return isinstance(value, list) and all(isinstance(i, int) and not isinstance(i, bool)
+                                               for i in value)
+    enums = {"role": Role, "status": FactStatus, "chat_kind": ChatKind}
+    if check in enums:
+        return value in {e.value for e in enums[check]}
+    if check is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, check)
+
+
+def _check_rows(doc: dict) -> None:
+    """Every row a dict with its required fields valid, and every reference to a thread,
+    session, turn or fact one the document holds; raises ExportFormatError naming the first
+    problem (section, row number, field)."""
+    ids: dict[str, set[int]] = {}
+    for section, fields in _REQUIRED.items():
+        rows = doc[section]
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise ExportFormatError(f"{section} must be a list of objects")
+        for n, row in enumerate(rows, 1):
+            for field, check in fields.items():
+                if not _valid(row.get(field), check):
+                    raise ExportFormatError(
+                        f"{section} row {n}: {field} is missing or invalid ({row.get(field)!r})")
+            for field in _OPTIONAL_TIMES:
+                if row.get(field) is not None and not _valid(row[field], "time"):
+                    raise ExportFormatError(f"{section} row {n}: {field} is not an ISO-8601 "
+                                            f"time with a zone ({row[field]!r})")
+        ids[section] = {r["id"] for r in rows if "id" in r}
+    refs = (("sessions", "thread_id", "threads"), ("turns", "thread_id", "threads"),
+            ("turns", "session_id", "sessions"), ("episodes", "thread_id", "threads"),
+            ("episodes", "session_id", "sessions"), ("rounds", "thread_id", "threads"),
+            ("rounds", "session_id", "sessions"))
+    for section, field, target in refs:
+        for n, row in enumerate(doc[section], 1):
+            if row[field] not in ids[target]:
+                raise ExportFormatError(f"{section} row {n}: {field} {row[field]} is not in "
+                                        f"the document's {target}")
+    for section, field, target in (("episodes", "turn_ids", "turns"), ("rounds", "turn_ids", "turns"),
+                                   ("facts", "source_turn_ids", "turns"),
+                                   ("facts", "supersedes", "facts")):
+        for n, row in enumerate(doc[section], 1):
+            value = row.get(field) or []
+            if not _valid(value, "ids"):
+                raise ExportFormatError(f"{section} row {n}: {field} must be a list of ids")
+            unknown = [i for i in value if i not in ids[target]]
+            if unknown:
+                raise ExportFormatError(f"{section} row {n}: {field} names {unknown[0]}, which "
+                                        f"is not in the document's {target}")
+    for n, row in enumerate(doc["facts"], 1):
+        if row.get("superseded_by") is not None and row["superseded_by"] not in ids["facts"]:
+            raise ExportFormatError(f"facts row {n}: superseded_by {row['superseded_by']!r} is "
+                                    "not in the document's facts")
+
+
 def parse_document(doc: dict) -> dict[str, list[dict]]:
     """Check an export document and return the rows for :meth:`SQLiteStore.load_user_rows`.
 
+    Every row is checked before anything is written: required fields present and valid
+    (ISO-8601 times with a zone, known roles, statuses and chat kinds, text as strings) and
+    every reference (thread, session, turn and fact ids) inside the document.
+
     Raises:
-        ExportFormatError: wrong format or version, or a missing section.
+        ExportFormatError: wrong format or version, a missing section, or an invalid row.
     """
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ExportFormatError(f"not a {FORMAT} document")
@@ -93,10 +182,20 @@ def parse_document(doc: dict) -> dict[str, list[dict]]:
     missing = [s for s in (*_SECTIONS, "user") if s not in doc]
     if missing:
         raise ExportFormatError(f"export document lacks {', '.join(missing)}")
+    if not isinstance(doc["user"], dict):
+        raise ExportFormatError("user must be an object")
     user = dict(doc["user"])
     accounts = user.pop("accounts", [])
     if not accounts:
         raise ExportFormatError("export document names no account")
+    if not isinstance(accounts, list) or not all(
+            isinstance(a, dict) and isinstance(a.get("platform"), str)
+            and isinstance(a.get("platform_user_id"), str) for a in accounts):
+        raise ExportFormatError("user accounts must be objects with platform and platform_user_id")
+    if not isinstance(user.get("id"), int) or not _valid(user.get("created_at"), "time") \
+            or not isinstance(user.get("display_name"), str):
+        raise ExportFormatError("user needs an id, a display_name and a created_at time")
+    _check_rows(doc)
     user["memory_enabled"] = int(bool(user.get("memory_enabled", True)))
     rows: dict[str, list[dict]] = {"users": [user], "accounts": accounts}
     for section in _SECTIONS:

@@ -1416,7 +1416,8 @@ class SQLiteStore:
             The new user's id.
 
         Raises:
-            StoreError: one of the accounts already belongs to a user here.
+            StoreError: one of the accounts already belongs to a user here, or one of the
+                document's private chats is another user's chat here (nothing is written).
         """
         for acc in rows["accounts"]:
             if await self.find_user(acc["platform"], acc["platform_user_id"]) is not None:
@@ -1451,6 +1452,13 @@ class SQLiteStore:
                     "SELECT id FROM threads WHERE platform = ? AND chat_id = ? AND topic_id = ?",
                     (t["platform"], t["chat_id"], t["topic_id"]))
                 threads[t["id"]] = (await cur.fetchone())["id"]
+                if t["chat_kind"] == "private":  # a private chat here is someone else's
+                    cur = await tx.execute(
+                        "SELECT 1 FROM turns WHERE thread_id = ? AND user_id IS NOT NULL LIMIT 1",
+                        (threads[t["id"]],))
+                    if await cur.fetchone() is not None:
+                        raise StoreError(f"the private chat {t['platform']}:{t['chat_id']} belongs "
+                                         "to another user here")
 
             def scope(value: str) -> str:
                 kind, _, ident = value.partition(":")

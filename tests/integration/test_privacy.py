@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from memory.portability import UserExistsError
 from memory.types import FactStatus
 from tests.conftest import make_harness
 
@@ -246,3 +250,57 @@ async def test_cli_inspect_shows_one_user(tmp_path, clock):
     assert "accounts: console:alice" in out.stdout and "2 active, 2 superseded" in out.stdout
     assert "Linz" in out.stdout and "Zorptangle" not in out.stdout
     assert _cli(tmp_path, "inspect", "console:nobody", data=data).returncode == 2
+
+
+@pytest.mark.parametrize(("section", "field", "value", "message"), [
+    ("facts", "created_at", "notadate", "facts row 1: created_at"),
+    ("turns", "role", "hacker", "turns row 1: role"),
+    ("turns", "text", None, "turns row 1: text"),
+    ("episodes", "turn_ids", [99999], "episodes row 1: turn_ids names 99999"),
+    ("facts", "supersedes", [12345], "facts row 1: supersedes names 12345"),
+    ("sessions", "thread_id", 777, "sessions row 1: thread_id 777"),
+])
+async def test_an_invalid_export_is_refused_and_writes_nothing(tmp_path, clock, section, field,
+                                                               value, message):
+    from memory.portability import ExportFormatError
+
+    a = await make_harness(tmp_path / "a", clock, lance=True)
+    try:
+        await _seed_alice(a)
+        doc = await a.memory.export_user((await a.store.find_user("console", "alice")).id)
+    finally:
+        await _close(a)
+    doc[section][0][field] = value
+    b = await make_harness(tmp_path / "b", clock, lance=True)
+    try:
+        with pytest.raises(ExportFormatError, match=re.escape(message)):
+            await b.memory.import_user(doc)
+        assert await b.store.count_rows("users") == 0 and await b.store.count_rows("facts") == 0
+        assert (await b.say("hello", user="carol"))  # the folder still works
+    finally:
+        await _close(b)
+    file = tmp_path / "bad.json"
+    file.write_text(json.dumps(doc))
+    data = tmp_path / "fresh" / "data"
+    result = _cli(tmp_path, "import", str(file), data=data)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert _cli(tmp_path, "reindex", data=data).returncode == 0  # the next start works
+
+
+async def test_an_import_into_another_users_private_chat_is_refused(tmp_path, clock):
+    a = await make_harness(tmp_path / "a", clock, lance=True)
+    try:
+        await _seed_alice(a)
+        doc = await a.memory.export_user((await a.store.find_user("console", "alice")).id)
+    finally:
+        await _close(a)
+    doc["user"]["accounts"] = [{"platform": "console", "platform_user_id": "mallory"}]
+    b = await make_harness(tmp_path / "b", clock, lance=True)
+    try:
+        await b.say("my secret plan is ready", user="alice")
+        with pytest.raises(UserExistsError, match="belongs to another user"):
+            await b.memory.import_user(doc)
+        assert await b.store.find_user("console", "mallory") is None
+    finally:
+        await _close(b)
