@@ -138,7 +138,9 @@ def third_person(body: str, lang: str) -> str:
     """Rewrite a first-person statement about the user in the third person, keeping any other
     subject ("my friend Jonas ..." -> "the user's friend Jonas ...")."""
     if lang == "zh":
-        body = body.replace("我们", "用户和大家").replace("我的", "用户的").replace("我", "用户")
+        # "我们有一个女儿" is the user's family: "用户有一个女儿" ("用户和大家", "the user and
+        # everyone", read wrongly)
+        body = body.replace("我们", "用户").replace("我的", "用户的").replace("我", "用户")
         return body
     for pattern, replacement in _EN_PRONOUNS:
         body = pattern.sub(replacement, body)

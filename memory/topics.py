@@ -22,6 +22,8 @@ _V = r"(?P<v>[^,.;!?，。；！？\n]{1,60}?)"  # a value: up to the end of the
 _END = r"\s*(?:$|[,.;!?，。；！？\n])"
 _ZV = r"(?P<v>[^,.;!?，。；！？\s]{1,20}?)"  # a Chinese value
 _ZEND = r"(?:了|啦|呢|啊|吧)?\s*(?:$|[,.;!?，。；！？\n])"
+#: Time words between 我 and a verb ("我上个月搬到上海了", "我去年刚搬到广州").
+_ZH_WHEN = r"(?:上个?月|上周|上个?星期|前几天|昨天|前天|今天|最近|去年|今年|刚刚|已经|刚|早就)*"
 #: Drinks, for "I switched to black coffee" (a morning drink without saying "in the morning").
 _DRINK = (r"(?:coffee|tea|espresso|latte|cappuccino|americano|matcha|chai|cocoa|hot chocolate"
           r"|juice|water|milk|oat milk|smoothies?|kombucha|decaf)")
@@ -83,7 +85,7 @@ TOPICS: tuple[Topic, ...] = (
        [rf"\bI (?:now |currently )?(?:live|am living|'m living) in {_V}{_END}",
         rf"\bI(?:'ve| have)? (?:just )?moved to {_V}{_END}", rf"\bI'?m based in {_V}{_END}",
         rf"\bI am based in {_V}{_END}"],
-       [rf"我(?:现在|目前)?住在{_ZV}{_ZEND}", rf"我(?:已经|刚)?搬(?:家)?到了?{_ZV}(?:住)?{_ZEND}",
+       [rf"我(?:现在|目前)?住在{_ZV}{_ZEND}", rf"我{_ZH_WHEN}搬(?:家)?到了?{_ZV}(?:住)?{_ZEND}",
         rf"我(?:现在)?(?:在|于){_ZV}生活{_ZEND}"],
        "The user lives in {v}", "用户住在{v}"),
     _t("hometown", "profile",
@@ -94,7 +96,10 @@ TOPICS: tuple[Topic, ...] = (
     _t("employer", "profile",
        [rf"\bI (?:now )?work (?:at|for) {_V}{_END}", rf"\bI'?m (?:working|employed) (?:at|for) {_V}{_END}",
         rf"\bI (?:just )?joined {_V}{_END}", rf"\bI work as an? [^,.;!?\n]{{1,40}}? (?:at|for) {_V}{_END}"],
-       [rf"我(?:现在)?在{_ZV}(?:工作|上班|任职){_ZEND}", rf"我(?:刚)?入职了?{_ZV}{_ZEND}"],
+       [rf"我(?:现在)?在{_ZV}(?:工作|上班|任职){_ZEND}", rf"我(?:刚)?入职了?{_ZV}{_ZEND}",
+        # the subject said once for several clauses: "我是一名软件工程师，在百度工作"
+        rf"^\s*我[^，。,.!！?？]{{1,20}}[，,]\s*(?:现在)?在{_ZV}(?:工作|上班|任职){_ZEND}",
+        rf"换(?:了)?(?:工作|公司)了?[，,]\s*(?:我)?现在在{_ZV}(?:工作|上班)?{_ZEND}"],
        "The user works at {v}", "用户在{v}工作"),
     _t("job", "profile",
        [rf"\bI work as an? (?P<v>[^,.;!?\n]{{1,40}}?)(?: at | for | in |{_END})", rf"\bmy job is {_V}{_END}",
@@ -131,6 +136,14 @@ TOPICS: tuple[Topic, ...] = (
        [rf"\b(?:please )?(?:always )?(?:answer|reply|respond|talk to me|write to me|speak) (?:to me )?in (?P<v>{_HUMAN_LANGS})\b"],
        [rf"(?:都|请|要)?用(?P<v>{_ZH_HUMAN_LANGS})(?:回答|回复|跟我说|和我说|交流|聊)"],
        "Reply to the user in {v}", "用{v}回复用户"),
+    _t("wife_name", "profile",
+       [rf"\bmy wife(?:'s name is| is called| is named) (?P<v>[A-Z][\w-]{{0,20}}(?: [A-Z][\w-]{{0,20}})?)\b"],
+       [rf"我(?:的)?(?:老婆|妻子|太太|媳妇|爱人)(?:的名字)?叫{_ZV}{_ZEND}"],
+       "The user's wife is called {v}", "用户的妻子叫{v}"),
+    _t("husband_name", "profile",
+       [rf"\bmy husband(?:'s name is| is called| is named) (?P<v>[A-Z][\w-]{{0,20}}(?: [A-Z][\w-]{{0,20}})?)\b"],
+       [rf"我(?:的)?(?:老公|丈夫|先生)(?:的名字)?叫{_ZV}{_ZEND}"],
+       "The user's husband is called {v}", "用户的丈夫叫{v}"),
     _t("name", "profile",
        [r"\bcall me (?P<v>[A-Z][\w-]{0,20})", r"\bmy name is (?P<v>[A-Z][\w-]{0,20}(?: [A-Z][\w-]{0,20})?)",
         r"\bI'?m called (?P<v>[A-Z][\w-]{0,20})"],
@@ -234,6 +247,8 @@ TOPIC_TERMS: dict[str, str] = {
     "timezone": "time local 时区 时间",
     "birthday": "born birth date birthday 出生 哪天 生日",
     "age": "age old born 年龄 多大 几岁",
+    "wife_name": "wife name called 老婆 妻子 叫 名字",
+    "husband_name": "husband name called 老公 丈夫 叫 名字",
     "relationship": "partner married spouse wife husband 结婚 对象 伴侣 老婆 老公 妻子 丈夫",
     "editor": "editor code tool 编辑器 写代码",
     "operating_system": "computer laptop system 电脑 系统",

@@ -72,7 +72,7 @@ CASES = {
         [["Remember that my favourite colour is blue and I like jazz."]],
         ["The user likes jazz", "The user's favourite colour is blue"], []),
     "every statement of a request is written zh": (
-        [["记住我不吃辣，我老婆叫Maria。"]], ["用户不吃辣", "用户老婆叫Maria"], []),
+        [["记住我不吃辣，我老婆叫Maria。"]], ["用户不吃辣", "用户的妻子叫Maria"], []),
     "not allergic ends the allergy and the new one is kept": (
         [["remember I'm allergic to peanuts"],
          ["Actually I am not allergic to peanuts, I am allergic to shrimp."]],
@@ -85,6 +85,17 @@ CASES = {
     "not eating something does not end an allergy": (
         [["remember I'm allergic to peanuts"], ["I don't eat peanuts anymore."]],
         ["The user is allergic to peanuts"], []),
+    "corrections in Chinese with time words and shared subjects": (
+        [["记住我住在北京"], ["其实我上个月搬到上海了。"], ["记住我老婆叫王芳。"],
+         ["不对，我老婆叫王芳芳，不是王芳。"], ["记住我在百度工作"], ["我换工作了，现在在腾讯。"]],
+        ["用户住在上海", "用户的妻子叫王芳芳", "用户在腾讯工作"],
+        ["用户住在北京", "用户的妻子叫王芳", "用户在百度工作"]),
+    "a job and an employer in one request zh": (
+        [["我是一名软件工程师，在百度工作，记住了。"]],
+        ["用户在百度工作", "用户的职业是软件工程师"], []),
+    "our daughter is the user's daughter zh": (
+        [["记住我老婆叫王芳，我们有一个女儿叫小雨。"]],
+        ["用户有一个女儿叫小雨", "用户的妻子叫王芳"], []),
     "not vegetarian anymore ends the diet": (
         [["Don't forget that I'm vegetarian."], ["I'm not vegetarian anymore."]],
         [], ["The user's diet: vegetarian"]),

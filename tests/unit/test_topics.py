@@ -53,6 +53,12 @@ CASES = [
     ("car", "我开特斯拉", "zh", "特斯拉", None, None),
     ("phone", "my phone is a Pixel 8", "en", "pixel 8", "I use an iPhone 15", "iphone 15"),
     ("phone", "我用华为手机", "zh", "华为", None, None),
+    ("wife_name", "My wife is called Maria", "en", "maria", "my wife's name is Anna", "anna"),
+    ("wife_name", "我老婆叫王芳", "zh", "王芳", "我妻子叫王芳芳", "王芳芳"),
+    ("husband_name", "my husband is called Tom", "en", "tom", None, None),
+    ("husband_name", "我老公叫李强", "zh", "李强", None, None),
+    ("residence", "我住在北京", "zh", "北京", "其实我上个月搬到上海了", "上海"),
+    ("employer", "我在百度工作", "zh", "百度", "我换工作了，现在在腾讯", "腾讯"),
     ("opinion:sushi", "I love sushi", "en", "like", "I can't stand sushi", "dislike"),
     ("opinion:夜宵", "我周末喜欢吃夜宵", "zh", "like", "我不喜欢夜宵", "dislike"),
 ]
