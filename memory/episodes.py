@@ -8,6 +8,7 @@ abstractive summary on top of the same record.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -117,7 +118,18 @@ def _pleasantry(sentence: str) -> bool:
 
 
 def _content(text: str) -> set[str]:
-    return {t for t in search_tokens(text) if len(t) > 2 or not t.isascii()}
+    """Content words of ``text``: English words stemmed (Snowball: "called" = "call"), longer
+    than two letters; Chinese words as jieba splits them."""
+    tokens = [t for t in search_tokens(text) if len(t) > 2 or not t.isascii()]
+    english = [t for t in tokens if t.isascii()]
+    return set(_stemmer().stemWords(english)) | {t for t in tokens if not t.isascii()}
+
+
+@functools.cache
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
 
 
 def _extract(turns: Sequence[Turn]) -> tuple[list[str], list[str], list[str], list[str]]:
@@ -140,16 +152,31 @@ def _extract(turns: Sequence[Turn]) -> tuple[list[str], list[str], list[str], li
     return goals, decisions, tasks, states
 
 
+#: A Chinese verb with a completion complement ("订好", "做完", "打过"): the verb alone is the
+#: task's word ("订").
+_ZH_DONE_VERB = re.compile(r"^([\u4e00-\u9fff])(?:好|完|过|掉)$")
+_PAST = re.compile(r"\b[a-z]{3,}ed\b", re.IGNORECASE)
+
+
+def _done_words(sentence: str) -> set[str]:
+    """Content words of a sentence that may report a task done, with 订好 -> 订 as well."""
+    words = _content(sentence)
+    return words | {m.group(1) for w in words if (m := _ZH_DONE_VERB.match(w))}
+
+
 def _close_done(tasks: Sequence[str], turns: Sequence[Turn]) -> list[str]:
-    """Drop tasks that a later user sentence reports done (a completion word plus at least two
-    of the task's content words, or all of them when it has fewer)."""
-    done_sentences = [s for t in turns if t.role is Role.USER for s in sentences(t.text)
-                      if _DONE.search(s)]
+    """Drop tasks that a later user sentence reports done: a completion word ("booked", 订好,
+    "already") or the task's own verb in the past tense ("I called Mum" for "call Mum"), plus
+    at least two of the task's content words (stemmed; 订好 counts as 订), or all of them when
+    it has fewer."""
+    said = [s for t in turns if t.role is Role.USER for s in sentences(t.text)]
     open_ = []
     for task in tasks:
-        words = _content(task) - _content("need to have to still must should 还要 需要")
+        words = _content(task) - _content("need to have to still must should remind 还要 需要")
         need = min(2, len(words)) or 1
-        if any(len(words & _content(d)) >= need for d in done_sentences):
+        if any(len(words & _done_words(d)) >= need and (
+                _DONE.search(d) or any(_content(p.group()) & words for p in _PAST.finditer(d)))
+               for d in said if not is_question(d)):
             continue
         open_.append(task)
     return open_

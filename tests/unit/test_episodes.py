@@ -82,3 +82,22 @@ def test_greetings_thanks_and_goodbyes_stay_out_of_the_summary():
     episode = summarise_session(turns, counter=HeuristicTokenCounter(), max_tokens=200)
     assert episode.summary == ("I'm planning a trip to Lisbon with my wife. Let's book the Alfama "
                                "hotel. 我们下周去上海。")
+
+
+@pytest.mark.parametrize(("task", "report"), [
+    ("Remind me to call Mum on Sunday.", "I called Mum."),  # the task's own verb, past tense
+    ("I still need to book the hotel.", "I booked the hotel."),
+    ("我还需要订下周去上海的酒店。", "酒店我已经订好了。"),  # 订好 counts as 订
+])
+def test_a_task_reported_done_is_closed(task, report):
+    episode = summarise_session([turn(1, task), turn(2, report)], counter=HeuristicTokenCounter())
+    assert episode.open_tasks == ()
+
+
+@pytest.mark.parametrize(("task", "other"), [
+    ("I need to call the bank.", "I called Mum."),  # another thing
+    ("I still need to book the hotel.", "Did I book the hotel?"),  # a question reports nothing
+])
+def test_a_task_stays_open_until_it_is_reported_done(task, other):
+    episode = summarise_session([turn(1, task), turn(2, other)], counter=HeuristicTokenCounter())
+    assert episode.open_tasks == (task,)
