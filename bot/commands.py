@@ -105,7 +105,9 @@ async def cmd_memories(engine, ctx: Context, arg: str) -> list[str]:
         episodes = await memory.episodes_for(ctx.user.id)
         if not episodes:
             return [state + "No earlier conversations are saved."]
-        lines = [f"{n}. ({_day(e.started_at)}) {e.summary}" for n, e in enumerate(episodes, 1)]
+        lines = [f"{n}. ({_day(e.started_at)}) {e.summary}"
+                 + (f"\n   Open tasks: {'; '.join(e.open_tasks)}" if e.open_tasks else "")
+                 for n, e in enumerate(episodes, 1)]
         return [state + "Earlier conversations:\n" + "\n".join(lines)]
     facts = await memory.facts_for(ctx.user.id)
     episodes = await memory.episodes_for(ctx.user.id)

@@ -282,3 +282,10 @@ async def test_forget_in_a_plain_message_points_to_the_command_and_deletes_nothi
 async def test_invisible_direction_marks_do_not_hide_a_request(harness):
     out = await harness.say("\u202eRemember that I live in Wien\u202c")
     assert any(line.startswith("Noted: The user lives in Wien") for line in out), out
+
+
+async def test_memories_episodes_shows_open_tasks(harness):
+    await harness.say("I'm planning the Lisbon trip. I still need to book the hotel.")
+    await harness.say("/new")
+    listing = (await harness.say("/memories episodes"))[0]
+    assert "Open tasks: I still need to book the hotel." in listing
