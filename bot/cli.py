@@ -98,7 +98,8 @@ def _main(argv: list[str] | None) -> int:
                   "DISCORD_BOT_TOKEN (or use `memory-bot console`)", file=sys.stderr)
             return 2
     try:
-        configure_logging(settings, console=args.command == "console")
+        configure_logging(settings, console=args.command == "console",
+                          to_file=args.command not in ("inspect", "restore"))
     except OSError as exc:  # e.g. a data volume the service user cannot write
         print(f"memory-bot: cannot write the log folder {settings.log_dir}: {exc.strerror or exc} "
               "(check the data folder's owner and permissions; docs/troubleshooting.md)",

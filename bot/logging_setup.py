@@ -95,7 +95,7 @@ def _formatter(log_format: str) -> logging.Formatter:
     return formatter
 
 
-def configure_logging(settings: Settings, *, console: bool) -> Path:
+def configure_logging(settings: Settings, *, console: bool, to_file: bool = True) -> Path | None:
     """Install the process's log handlers on the root logger; safe to call again.
 
     - ``<data_dir>/logs/memory-bot.log``, rotating (10 MiB x 5), at ``LOG_LEVEL``, text or
@@ -105,10 +105,12 @@ def configure_logging(settings: Settings, *, console: bool) -> Path:
     - nothing to standard output; configured secrets masked; noisy libraries at WARNING.
 
     Handlers installed by an earlier call are removed and closed; foreign handlers (pytest's
-    caplog, for instance) are left alone.
+    caplog, for instance) are left alone. With ``to_file`` False (read-only commands such as
+    ``inspect``, and ``restore`` before its target exists) only standard error is used and
+    nothing is created on disk.
 
     Returns:
-        The path of the log file.
+        The path of the log file, or None without one.
     """
     root = logging.getLogger()
     for handler in [h for h in root.handlers if getattr(h, _OURS, False)]:
@@ -117,23 +119,26 @@ def configure_logging(settings: Settings, *, console: bool) -> Path:
 
     level = logging.getLevelNamesMapping()[settings.log_level]
     mask = SecretMaskFilter(settings.secret_values())
-    from bot.datadir import ensure_data_dir
+    handlers: list[logging.Handler] = []
+    log_file = None
+    if to_file:
+        from bot.datadir import ensure_data_dir
 
-    ensure_data_dir(settings.data_dir)
-    settings.log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    log_file = settings.log_dir / LOG_FILE_NAME
-
-    file_handler = logging.handlers.RotatingFileHandler(
-        log_file, maxBytes=MAX_LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8", delay=True)
-    file_handler.setLevel(level)
-    file_handler.setFormatter(_formatter(settings.log_format))
+        ensure_data_dir(settings.data_dir)
+        settings.log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        log_file = settings.log_dir / LOG_FILE_NAME
+        file_handler = logging.handlers.RotatingFileHandler(
+            log_file, maxBytes=MAX_LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8", delay=True)
+        file_handler.setLevel(level)
+        file_handler.setFormatter(_formatter(settings.log_format))
+        handlers.append(file_handler)
 
     stderr_handler = logging.StreamHandler(sys.stderr)
     stderr_handler.setLevel(logging.WARNING)
     stderr_handler.setFormatter(
         logging.Formatter(_CONSOLE_FORMAT) if console else _formatter(settings.log_format))
 
-    for handler in (file_handler, stderr_handler):
+    for handler in (*handlers, stderr_handler):
         handler.addFilter(mask)
         setattr(handler, _OURS, True)
         root.addHandler(handler)

@@ -79,3 +79,12 @@ async def test_cli_inspect_reads_while_the_folder_is_locked_by_a_running_bot(tmp
     missing = subprocess.run([str(BIN), "inspect", "telegram:42"], env=env, cwd=tmp_path,
                              capture_output=True, text=True, timeout=120)
     assert missing.returncode == 2 and "no user telegram:42" in missing.stderr
+
+
+def test_cli_inspect_of_a_missing_folder_creates_nothing(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC", "OPENAI"))}
+    env["MEMORY_BOT_DATA_DIR"] = str(tmp_path / "nothing-here")
+    out = subprocess.run([str(BIN), "inspect", "console:alice"], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "no database" in out.stderr
+    assert not (tmp_path / "nothing-here").exists()  # it made logs/ before
