@@ -239,8 +239,12 @@ def _as_imperative(sentence: str) -> str:
 #: Where a request's body holds a second statement: "my favourite colour is blue and I like
 #: jazz", "我不吃辣，我老婆叫Maria" (a subject follows).
 _CLAUSE_SPLIT = re.compile(
-    r"(?:,\s*|\s+)(?:and|but|also|plus)\s+(?=(?:I|I'm|I've|I'd|my)\b)|(?<=[，,])\s*(?=我)",
-    re.IGNORECASE)
+    r"(?:,\s*|\s+)(?:and|but|also|plus)\s+(?=(?:I|I'm|I've|I'd|my)\b)|(?<=[，,])\s*(?=我)"
+    r"|(?<=[，,])\s*(?=(?:以后|今后|从现在|from now on\b|going forward\b))", re.IGNORECASE)
+#: "我喜欢吃饺子，以后都推荐饺子馆" / "I love dumplings, from now on suggest dumpling places": a
+#: standing instruction after a statement, in the same sentence.
+_FROM_NOW_LATER = re.compile(
+    r"[，,]\s*(?:以后都|以后|今后|从现在起|从现在开始|from now on\b|going forward\b)", re.IGNORECASE)
 #: More parts than this: a long note, kept as one condensed fact.
 MAX_REQUEST_CLAUSES = 3
 
@@ -281,6 +285,11 @@ def explicit_request(text: str) -> Request | None:
                     if re.match(r"(?i)^(?:from now on|以后|今后)", body):
                         kind = "preference"
                     return Request(body, kind)
+    for i, sentence in enumerate(parts):
+        if not is_question(sentence) and _FROM_NOW_LATER.search(sentence):
+            rest = [p for p in parts[i + 1:] if not is_question(p)]
+            body = _OPENERS.sub("", " ".join([sentence, *rest])).rstrip("。.!！")
+            return Request(body, "preference")
     for pattern in (_EN_TRAILING, _ZH_TRAILING):
         if m := pattern.match(text):
             body = _OPENERS.sub("", m.group("body").strip()).rstrip("。.!！,，")

@@ -96,6 +96,11 @@ CASES = {
     "our daughter is the user's daughter zh": (
         [["记住我老婆叫王芳，我们有一个女儿叫小雨。"]],
         ["用户有一个女儿叫小雨", "用户的妻子叫王芳"], []),
+    "a standing instruction after a statement zh": (
+        [["我喜欢吃饺子，以后都推荐饺子馆。"]], ["以后都推荐饺子馆", "用户喜欢饺子"], []),
+    "a standing instruction after a statement": (
+        [["I love dumplings, from now on suggest dumpling places."]],
+        ["From now on suggest dumpling places", "The user likes dumplings"], []),
     "not vegetarian anymore ends the diet": (
         [["Don't forget that I'm vegetarian."], ["I'm not vegetarian anymore."]],
         [], ["The user's diet: vegetarian"]),
