@@ -148,17 +148,21 @@ def _check_rows(doc: dict) -> None:
             if row[field] not in ids[target]:
                 raise ExportFormatError(f"{section} row {n}: {field} {row[field]} is not in "
                                         f"the document's {target}")
-    for section, field, target in (("episodes", "turn_ids", "turns"), ("rounds", "turn_ids", "turns"),
-                                   ("facts", "source_turn_ids", "turns"),
-                                   ("facts", "supersedes", "facts")):
+    # turn ids may name turns that are gone (retention and /forget N delete turns, episodes and
+    # facts keep citing them): lists of ids, the unknown ones dropped on import
+    for section, field in (("episodes", "turn_ids"), ("rounds", "turn_ids"),
+                           ("facts", "source_turn_ids")):
         for n, row in enumerate(doc[section], 1):
-            value = row.get(field) or []
-            if not _valid(value, "ids"):
+            if not _valid(row.get(field) or [], "ids"):
                 raise ExportFormatError(f"{section} row {n}: {field} must be a list of ids")
-            unknown = [i for i in value if i not in ids[target]]
-            if unknown:
-                raise ExportFormatError(f"{section} row {n}: {field} names {unknown[0]}, which "
-                                        f"is not in the document's {target}")
+    for n, row in enumerate(doc["facts"], 1):
+        value = row.get("supersedes") or []
+        if not _valid(value, "ids"):
+            raise ExportFormatError(f"facts row {n}: supersedes must be a list of ids")
+        unknown = [i for i in value if i not in ids["facts"]]
+        if unknown:
+            raise ExportFormatError(f"facts row {n}: supersedes names {unknown[0]}, which is "
+                                    "not in the document's facts")
     for n, row in enumerate(doc["facts"], 1):
         if row.get("superseded_by") is not None and row["superseded_by"] not in ids["facts"]:
             raise ExportFormatError(f"facts row {n}: superseded_by {row['superseded_by']!r} is "

@@ -256,7 +256,7 @@ async def test_cli_inspect_shows_one_user(tmp_path, clock):
     ("facts", "created_at", "notadate", "facts row 1: created_at"),
     ("turns", "role", "hacker", "turns row 1: role"),
     ("turns", "text", None, "turns row 1: text"),
-    ("episodes", "turn_ids", [99999], "episodes row 1: turn_ids names 99999"),
+    ("episodes", "turn_ids", "1,2", "episodes row 1: turn_ids"),
     ("facts", "supersedes", [12345], "facts row 1: supersedes names 12345"),
     ("sessions", "thread_id", 777, "sessions row 1: thread_id 777"),
 ])
@@ -286,6 +286,23 @@ async def test_an_invalid_export_is_refused_and_writes_nothing(tmp_path, clock, 
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
     assert _cli(tmp_path, "reindex", data=data).returncode == 0  # the next start works
+
+
+async def test_an_export_citing_deleted_turns_still_imports(tmp_path, clock):
+    a = await make_harness(tmp_path / "a", clock, lance=True)
+    try:
+        await _seed_alice(a)
+        doc = await a.memory.export_user((await a.store.find_user("console", "alice")).id)
+    finally:
+        await _close(a)
+    doc["episodes"][0]["turn_ids"].append(99999)  # retention and /forget N delete turns
+    doc["facts"][0]["source_turn_ids"].append(99998)
+    b = await make_harness(tmp_path / "b", clock, lance=True)
+    try:
+        await b.memory.import_user(doc)
+        assert await b.store.count_rows("facts") == len(doc["facts"])
+    finally:
+        await _close(b)
 
 
 async def test_an_import_into_another_users_private_chat_is_refused(tmp_path, clock):
