@@ -192,7 +192,10 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
     if not matches:
         return [f"No saved fact matches \"{arg}\". /memories lists them all."]
     lines = [f"{n}. {f.text}" for n, f in matches]
-    return ["Matching facts:\n" + "\n".join(lines) + "\nSend /forget N to delete one."]
+    how = (f"Send /forget {matches[0][0]} to delete it." if len(matches) == 1 else
+           f"Send /forget with one of these numbers (for example /forget {matches[0][0]}) to "
+           "delete it.")
+    return ["Matching facts:\n" + "\n".join(lines) + "\n" + how]
 
 
 # numbers with an optional sign or "#", separated by spaces or commas ("-1", "+2", "1 2",

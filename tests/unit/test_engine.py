@@ -289,3 +289,14 @@ async def test_memories_episodes_shows_open_tasks(harness):
     await harness.say("/new")
     listing = (await harness.say("/memories episodes"))[0]
     assert "Open tasks: I still need to book the hotel." in listing
+
+
+async def test_forget_words_names_the_command_to_send(harness):
+    await harness.say("remember I live in Graz")
+    await harness.say("remember I'm allergic to peanuts")
+    await harness.say("remember that peanuts are my least favourite snack")
+    one = (await harness.say("/forget Graz"))[0]
+    assert one.endswith("Send /forget 1 to delete it.")
+    several = (await harness.say("/forget peanuts"))[0]
+    assert "2. The user is allergic to peanuts" in several
+    assert several.endswith("(for example /forget 2) to delete it.")
