@@ -252,6 +252,17 @@ async def test_cli_inspect_shows_one_user(tmp_path, clock):
     assert _cli(tmp_path, "inspect", "console:nobody", data=data).returncode == 2
 
 
+async def _alice_export(tmp_path: Path, clock) -> dict:
+    """Alice's export document from a seeded folder of her own (``tmp_path / "a"``)."""
+    a = await make_harness(tmp_path / "a", clock, lance=True)
+    try:
+        await _seed_alice(a)
+        doc = await a.memory.export_user((await a.store.find_user("console", "alice")).id)
+    finally:
+        await _close(a)
+    return doc
+
+
 @pytest.mark.parametrize(("section", "field", "value", "message"), [
     ("facts", "created_at", "notadate", "facts row 1: created_at"),
     ("turns", "role", "hacker", "turns row 1: role"),
@@ -264,12 +275,7 @@ async def test_an_invalid_export_is_refused_and_writes_nothing(tmp_path, clock, 
                                                                value, message):
     from memory.portability import ExportFormatError
 
-    a = await make_harness(tmp_path / "a", clock, lance=True)
-    try:
-        await _seed_alice(a)
-        doc = await a.memory.export_user((await a.store.find_user("console", "alice")).id)
-    finally:
-        await _close(a)
+    doc = await _alice_export(tmp_path, clock)
     doc[section][0][field] = value
     b = await make_harness(tmp_path / "b", clock, lance=True)
     try:
@@ -289,12 +295,7 @@ async def test_an_invalid_export_is_refused_and_writes_nothing(tmp_path, clock, 
 
 
 async def test_an_export_citing_deleted_turns_still_imports(tmp_path, clock):
-    a = await make_harness(tmp_path / "a", clock, lance=True)
-    try:
-        await _seed_alice(a)
-        doc = await a.memory.export_user((await a.store.find_user("console", "alice")).id)
-    finally:
-        await _close(a)
+    doc = await _alice_export(tmp_path, clock)
     doc["episodes"][0]["turn_ids"].append(99999)  # retention and /forget N delete turns
     doc["facts"][0]["source_turn_ids"].append(99998)
     b = await make_harness(tmp_path / "b", clock, lance=True)
@@ -306,12 +307,7 @@ async def test_an_export_citing_deleted_turns_still_imports(tmp_path, clock):
 
 
 async def test_an_import_into_another_users_private_chat_is_refused(tmp_path, clock):
-    a = await make_harness(tmp_path / "a", clock, lance=True)
-    try:
-        await _seed_alice(a)
-        doc = await a.memory.export_user((await a.store.find_user("console", "alice")).id)
-    finally:
-        await _close(a)
+    doc = await _alice_export(tmp_path, clock)
     doc["user"]["accounts"] = [{"platform": "console", "platform_user_id": "mallory"}]
     b = await make_harness(tmp_path / "b", clock, lance=True)
     try:
