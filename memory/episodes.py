@@ -8,13 +8,12 @@ abstractive summary on top of the same record.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.ports import TokenCounter
-from memory.text import is_question, normalise, search_tokens, sentences
+from memory.text import is_question, normalise, search_tokens, sentences, stem_english
 from memory.types import KeyDatum, Role, Turn
 
 #: Whole messages that end a session (compared after :func:`memory.text.normalise`).
@@ -121,15 +120,7 @@ def _content(text: str) -> set[str]:
     """Content words of ``text``: English words stemmed (Snowball: "called" = "call"), longer
     than two letters; Chinese words as jieba splits them."""
     tokens = [t for t in search_tokens(text) if len(t) > 2 or not t.isascii()]
-    english = [t for t in tokens if t.isascii()]
-    return set(_stemmer().stemWords(english)) | {t for t in tokens if not t.isascii()}
-
-
-@functools.cache
-def _stemmer():
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
+    return set(stem_english([t for t in tokens if t.isascii()])) | {t for t in tokens if not t.isascii()}
 
 
 def _extract(turns: Sequence[Turn]) -> tuple[list[str], list[str], list[str], list[str]]:

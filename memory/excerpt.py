@@ -20,7 +20,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory.text import search_tokens, sentences
+from memory.text import search_tokens, sentences, stem_english
 
 #: A few very frequent English words that carry no topic (the full-text index drops these too).
 _STOP = frozenset(
@@ -39,19 +39,12 @@ _STOP = frozenset(
 USER_TURN_BONUS = 2
 
 
-@lru_cache(maxsize=1)
-def _stemmer():
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
-
-
 @lru_cache(maxsize=2048)
 def terms(text: str) -> frozenset[str]:
     """Distinct stemmed, lower-cased content words of ``text`` (see module docstring); cached,
     as the same long turns are excerpted again for every question about them."""
     words = [w for w in search_tokens(text) if w not in _STOP]
-    return frozenset(_stemmer().stemWords(words)) if words else frozenset()
+    return frozenset(stem_english(words))
 
 
 def overlap(query_terms: AbstractSet[str], text: str) -> int:

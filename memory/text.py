@@ -83,6 +83,18 @@ def search_tokens(text: str) -> list[str]:
     return tokens
 
 
+@lru_cache(maxsize=1)
+def _english_stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def stem_english(words: list[str]) -> list[str]:
+    """``words`` reduced by the Snowball English stemmer (PyStemmer): "called" -> "call"."""
+    return _english_stemmer().stemWords(words) if words else []
+
+
 def search_text(text: str) -> str:
     """Return ``text`` as white-space separated search tokens (see :func:`search_tokens`)."""
     return " ".join(search_tokens(text))
