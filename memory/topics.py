@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memory.text import normalise
+from memory.text import has_cjk, normalise
 
 _V = r"(?P<v>[^,.;!?，。；！？\n]{1,60}?)"  # a value: up to the end of the clause
 _END = r"\s*(?:$|[,.;!?，。；！？\n])"
@@ -164,7 +164,7 @@ TOPICS: tuple[Topic, ...] = (
         r"(?<!when )(?<!after )(?<!since )(?<!before )(?<!until )(?<!once )(?<!if )"
         r"\bI(?: have| 've|'ve)? (?:just |recently )?turned (?P<v>\d{1,3})"
         r"(?= years old\b| last\b| this\b| on\b| in\b| today\b| yesterday\b|\s*(?:$|[,.;!?]))"],
-       [r"我今年(?P<v>\d{1,3})岁", r"我(?:上个月|上周|前几天|昨天|今天|今年|去年)?(?:刚|刚刚|已经)?(?:满|过了)(?P<v>\d{1,3})(?:周)?岁"],
+       [r"我今年(?P<v>\d{1,3})岁", rf"我{_ZH_WHEN}(?:满|过了)(?P<v>\d{{1,3}})(?:周)?岁"],
        "The user is {v} years old", "用户{v}岁"),
     _t("relationship", "profile",
        [r"\bI(?:'m| am) (?:now )?(?P<v>married|single|engaged|divorced|widowed)\b",
@@ -371,7 +371,7 @@ def not_allergic_to(text: str) -> list[str]:
     keys = []
     for pattern in _NOT_ALLERGIC:
         for m in pattern.finditer(text):
-            value = _clean_value(m.group("v"), zh=bool(re.search(r"[\u4e00-\u9fff]", m.group("v"))))
+            value = _clean_value(m.group("v"), zh=has_cjk(m.group("v")))
             if value and value.lower() not in _PRONOUNS:
                 keys.append(f"allergy:{normalise(value)}")
     return list(dict.fromkeys(keys))
