@@ -238,13 +238,14 @@ def _as_imperative(sentence: str) -> str:
 
 #: Where a request's body holds a second statement: "my favourite colour is blue and I like
 #: jazz", "我不吃辣，我老婆叫Maria" (a subject follows).
+_FROM_NOW_WORDS = r"(?:以后|今后|从现在|from now on\b|going forward\b)"
 _CLAUSE_SPLIT = re.compile(
     r"(?:,\s*|\s+)(?:and|but|also|plus)\s+(?=(?:I|I'm|I've|I'd|my)\b)|(?<=[，,])\s*(?=我)"
-    r"|(?<=[，,])\s*(?=(?:以后|今后|从现在|from now on\b|going forward\b))", re.IGNORECASE)
+    rf"|(?<=[，,])\s*(?={_FROM_NOW_WORDS})", re.IGNORECASE)
 #: "我喜欢吃饺子，以后都推荐饺子馆" / "I love dumplings, from now on suggest dumpling places": a
 #: standing instruction after a statement, in the same sentence.
-_FROM_NOW_LATER = re.compile(
-    r"[，,]\s*(?:以后都|以后|今后|从现在起|从现在开始|from now on\b|going forward\b)", re.IGNORECASE)
+_FROM_NOW_LATER = re.compile(rf"[，,]\s*{_FROM_NOW_WORDS}", re.IGNORECASE)
+_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
 #: More parts than this: a long note, kept as one condensed fact.
 MAX_REQUEST_CLAUSES = 3
 
@@ -252,13 +253,11 @@ MAX_REQUEST_CLAUSES = 3
 def request_clauses(body: str) -> list[str]:
     """The statements of an explicit request's ``body``, each a fact of its own ("my favourite
     colour is blue and I like jazz" -> two); the body itself when it holds one, more than
-    ``MAX_REQUEST_CLAUSES`` (a long note), or when a part would be too short to be a statement ("me and my wife are vegan": under three words, or
-    three CJK characters)."""
+    ``MAX_REQUEST_CLAUSES`` (a long note), or when a part would be too short to be a statement
+    ("me and my wife are vegan": under three words and under three CJK characters)."""
     parts = [p.strip(" ,，") for p in _CLAUSE_SPLIT.split(body)]
-    if not 2 <= len(parts) <= MAX_REQUEST_CLAUSES or any(len(p.split()) < 3 and len(re.findall(r"[\u4e00-\u9fff]", p)) < 3
-                             for p in parts):
-        return [body]
-    return parts
+    too_short = any(len(p.split()) < 3 and len(_CJK_CHAR.findall(p)) < 3 for p in parts)
+    return parts if 2 <= len(parts) <= MAX_REQUEST_CLAUSES and not too_short else [body]
 
 
 def explicit_request(text: str) -> Request | None:
@@ -294,7 +293,7 @@ def explicit_request(text: str) -> Request | None:
         if m := pattern.match(text):
             body = _OPENERS.sub("", m.group("body").strip()).rstrip("。.!！,，")
             # a statement, not "Thanks. Remember that." (two words, or three CJK characters)
-            long_enough = len(body.split()) >= 2 or len(re.findall(r"[\u4e00-\u9fff]", body)) >= 3
+            long_enough = len(body.split()) >= 2 or len(_CJK_CHAR.findall(body)) >= 3
             if long_enough and not is_question(body):
                 return Request(body, "note")
     return None
