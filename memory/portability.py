@@ -82,18 +82,17 @@ def build_document(rows: dict[str, list[dict]], now: datetime) -> dict:
 
 #: Fields each row of a section must have, with the check of their value (issue: a file
 #: with "created_at": "notadate" was written and then broke every start).
-_TEXT = (str,)
 _REQUIRED = {
-    "threads": {"id": int, "platform": _TEXT, "chat_id": _TEXT, "chat_kind": "chat_kind",
+    "threads": {"id": int, "platform": str, "chat_id": str, "chat_kind": "chat_kind",
                 "created_at": "time"},
     "sessions": {"id": int, "thread_id": int, "started_at": "time", "last_turn_at": "time"},
-    "turns": {"id": int, "thread_id": int, "session_id": int, "role": "role", "text": _TEXT,
+    "turns": {"id": int, "thread_id": int, "session_id": int, "role": "role", "text": str,
               "created_at": "time"},
-    "episodes": {"thread_id": int, "session_id": int, "scope": _TEXT, "summary": _TEXT,
+    "episodes": {"thread_id": int, "session_id": int, "scope": str, "summary": str,
                  "turn_ids": "ids", "started_at": "time", "ended_at": "time", "created_at": "time"},
-    "rounds": {"thread_id": int, "session_id": int, "scope": _TEXT, "turn_ids": "ids",
-               "text": _TEXT, "created_at": "time"},
-    "facts": {"id": int, "kind": _TEXT, "text": _TEXT, "status": "status", "created_at": "time",
+    "rounds": {"thread_id": int, "session_id": int, "scope": str, "turn_ids": "ids",
+               "text": str, "created_at": "time"},
+    "facts": {"id": int, "kind": str, "text": str, "status": "status", "created_at": "time",
               "valid_from": "time", "last_confirmed_at": "time", "origin_kind": "chat_kind"},
 }
 _OPTIONAL_TIMES = ("closed_at", "valid_to", "last_recalled_at")
@@ -122,8 +121,8 @@ def _valid(value, check) -> bool:
 
 def _check_rows(doc: dict) -> None:
     """Every row a dict with its required fields valid, and every reference to a thread,
-    session, turn or fact one the document holds; raises ExportFormatError naming the first
-    problem (section, row number, field)."""
+    session or fact one the document holds (turn ids may name deleted turns); raises
+    ExportFormatError naming the first problem (section, row number, field)."""
     ids: dict[str, set[int]] = {}
     for section, fields in _REQUIRED.items():
         rows = doc[section]
@@ -149,24 +148,19 @@ def _check_rows(doc: dict) -> None:
                 raise ExportFormatError(f"{section} row {n}: {field} {row[field]} is not in "
                                         f"the document's {target}")
     # turn ids may name turns that are gone (retention and /forget N delete turns, episodes and
-    # facts keep citing them): lists of ids, the unknown ones dropped on import
-    for section, field in (("episodes", "turn_ids"), ("rounds", "turn_ids"),
-                           ("facts", "source_turn_ids")):
-        for n, row in enumerate(doc[section], 1):
+    # facts keep citing them): the unknown ones are dropped on import. A fact's history must
+    # resolve inside the document.
+    for n, row in enumerate(doc["facts"], 1):
+        for field in ("source_turn_ids", "supersedes"):
             if not _valid(row.get(field) or [], "ids"):
-                raise ExportFormatError(f"{section} row {n}: {field} must be a list of ids")
-    for n, row in enumerate(doc["facts"], 1):
-        value = row.get("supersedes") or []
-        if not _valid(value, "ids"):
-            raise ExportFormatError(f"facts row {n}: supersedes must be a list of ids")
-        unknown = [i for i in value if i not in ids["facts"]]
-        if unknown:
-            raise ExportFormatError(f"facts row {n}: supersedes names {unknown[0]}, which is "
-                                    "not in the document's facts")
-    for n, row in enumerate(doc["facts"], 1):
-        if row.get("superseded_by") is not None and row["superseded_by"] not in ids["facts"]:
-            raise ExportFormatError(f"facts row {n}: superseded_by {row['superseded_by']!r} is "
-                                    "not in the document's facts")
+                raise ExportFormatError(f"facts row {n}: {field} must be a list of ids")
+        later = row.get("superseded_by")
+        for field, named in (("supersedes", row.get("supersedes") or []),
+                             ("superseded_by", [] if later is None else [later])):
+            unknown = [i for i in named if i not in ids["facts"]]
+            if unknown:
+                raise ExportFormatError(f"facts row {n}: {field} names {unknown[0]!r}, which is "
+                                        "not in the document's facts")
 
 
 def parse_document(doc: dict) -> dict[str, list[dict]]:
@@ -174,7 +168,7 @@ def parse_document(doc: dict) -> dict[str, list[dict]]:
 
     Every row is checked before anything is written: required fields present and valid
     (ISO-8601 times with a zone, known roles, statuses and chat kinds, text as strings) and
-    every reference (thread, session, turn and fact ids) inside the document.
+    every thread, session and fact reference inside the document.
 
     Raises:
         ExportFormatError: wrong format or version, a missing section, or an invalid row.
