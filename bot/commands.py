@@ -45,22 +45,6 @@ async def cmd_help(engine, ctx: Context, arg: str) -> list[str]:
     return [HELP]
 
 
-async def close_conversation(engine, ctx: Context, *, reason: str) -> str:
-    """Close the thread's open session and say what became of it: ``saved`` (its episode is
-    written), ``later`` (its consolidation is still pending, e.g. the model failed and it is
-    retried), ``off`` (memory was off: nothing kept) or ``nothing`` (no session, or nothing in
-    it to summarise). Replies must not claim a summary that does not exist."""
-    memory = engine.memory
-    session = await memory.store.open_session(ctx.thread.id)
-    if session is None or not await memory.close_session(ctx, reason=reason):
-        return "nothing"
-    if await memory.store.session_episode(session.id) is not None:
-        return "saved"
-    if any(w.session_id == session.id for w in await memory.store.pending_work(thread_id=ctx.thread.id)):
-        return "later"
-    return "off" if not ctx.user.memory_enabled else "nothing"
-
-
 _NEW_REPLIES = {
     "saved": "Started a new conversation. I saved a summary of the last one.",
     "later": "Started a new conversation. I will save a summary of the last one shortly.",
@@ -70,7 +54,7 @@ _NEW_REPLIES = {
 
 
 async def cmd_new(engine, ctx: Context, arg: str) -> list[str]:
-    return [_NEW_REPLIES[await close_conversation(engine, ctx, reason="new")]]
+    return [_NEW_REPLIES[await engine.close_conversation(ctx, reason="new")]]
 
 
 async def cmd_why(engine, ctx: Context, arg: str) -> list[str]:

@@ -43,7 +43,8 @@ FORGET_HINT_ZH = "要删除我记住的内容，请发送 /forget 加上其中�
 MEMORY_OFF_NOTE = "Memory is off, so I won't keep this. Send /memory_on to turn it back on."
 MEMORY_OFF_NOTE_ZH = "记忆已关闭，这条不会保存。发送 /memory_on 重新开启。"
 
-#: Replies to an end phrase by what became of the conversation (``bot.commands.close_conversation``).
+#: Replies to an end phrase by what became of the conversation
+#: (``ConversationEngine.close_conversation``).
 _BYE_EN = {"saved": "Bye for now! I saved a summary of this conversation.",
            "later": "Bye for now! I will save a summary of this conversation shortly.",
            "off": "Bye for now! Memory is off, so nothing of this conversation was kept.",
@@ -103,7 +104,7 @@ class ConversationEngine:
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
             try:
-                text = without_direction_marks(msg.text).strip()
+                text = _incoming_text(msg)
                 key = (ctx.thread.id, ctx.user.id)
                 if key in self.pending:
                     pending = self.pending.pop(key)
@@ -126,19 +127,33 @@ class ConversationEngine:
         if text.startswith("/"):
             return await run_command(self, ctx, msg, text)
         if is_end_phrase(text):
-            from bot.commands import close_conversation
-
-            outcome = await close_conversation(self, ctx, reason="end_phrase")
+            outcome = await self.close_conversation(ctx, reason="end_phrase")
             zh = language_of(text) == "zh"
             return [_BYE_ZH[outcome] if zh else _BYE_EN[outcome]]
         return await self._converse(ctx, msg, text)
+
+    async def close_conversation(self, ctx: Context, *, reason: str) -> str:
+        """Close the thread's open session and say what became of it: ``saved`` (its episode is
+        written), ``later`` (its consolidation is still pending, e.g. the model failed and it is
+        retried), ``off`` (memory was off: nothing kept) or ``nothing`` (no session, or nothing
+        in it to summarise). Replies to "bye" and ``/new`` must not claim a summary that does
+        not exist."""
+        store = self.memory.store
+        session = await store.open_session(ctx.thread.id)
+        if session is None or not await self.memory.close_session(ctx, reason=reason):
+            return "nothing"
+        if await store.session_episode(session.id) is not None:
+            return "saved"
+        if any(w.session_id == session.id for w in await store.pending_work(thread_id=ctx.thread.id)):
+            return "later"
+        return "off" if not ctx.user.memory_enabled else "nothing"
 
     async def ingest(self, msg: IncomingMessage) -> None:
         """Store a recorded message without replying (replays of recorded conversations):
         redaction, the user turn and explicit facts, exactly as in a live chat."""
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
-            cleaned = redact(without_direction_marks(msg.text).strip())
+            cleaned = redact(_incoming_text(msg))
             if not cleaned.text:
                 return
             turn, created = await self.memory.record_user_turn(
@@ -230,7 +245,7 @@ class ConversationEngine:
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
             try:
-                cleaned = redact(without_direction_marks(msg.text).strip())
+                cleaned = redact(_incoming_text(msg))
                 if cleaned.text and not cleaned.text.startswith("/"):
                     await self.memory.record_user_turn(
                         ctx, cleaned.text, at=msg.sent_at, speaker=msg.display_name,
@@ -248,7 +263,7 @@ class ConversationEngine:
             return []
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
-            cleaned = redact(without_direction_marks(msg.text).strip())
+            cleaned = redact(_incoming_text(msg))
             if not cleaned.text or cleaned.text.startswith("/"):
                 return []
             _, outcomes = await self.memory.edit_user_turn(
@@ -282,7 +297,13 @@ class ConversationEngine:
 
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
-            return await run_command(self, ctx, msg, without_direction_marks(msg.text).strip())
+            return await run_command(self, ctx, msg, _incoming_text(msg))
+
+
+def _incoming_text(msg: IncomingMessage) -> str:
+    """The text of an incoming message as every path reads it: without invisible direction
+    marks (``memory.text.without_direction_marks``), stripped."""
+    return without_direction_marks(msg.text).strip()
 
 
 def _fact_note(outcome, lang: str) -> str:
