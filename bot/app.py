@@ -1,8 +1,8 @@
 """Composition root: builds every part from the settings and owns their life cycle.
 
 Only ``bot/`` reads the environment, configures logging or owns the event loop. Start-up order:
-SQLite (migrations), the embedder, the LanceDB index of that embedder, reconcile the index with
-SQLite, run consolidation work left over from a previous run; then :meth:`App.start` starts the
+SQLite (migrations), the embedder, the LanceDB index of that embedder, finish deletions a crash
+interrupted (``MemoryService.finish_purges``), reconcile the index with SQLite, run consolidation work left over from a previous run; then :meth:`App.start` starts the
 scheduler, closes sessions that went idle while the process was down and watches the others
 (``bot/scheduler.py``); then adapters may take input.
 """
@@ -182,6 +182,7 @@ async def build_app(
     app = App(settings=settings, store=store, index=index, memory=memory, engine=engine,
               scheduler=scheduler, lock=lock)
     try:
+        purged = await memory.finish_purges()  # a deletion a crash interrupted, first
         added, removed = await memory.reconcile()
         done = await memory.consolidate_pending(waiting_too=True)  # a restart tries all
     except BaseException:  # close what is open without running more work
@@ -192,8 +193,8 @@ async def build_app(
         finally:
             lock.release()
         raise
-    log.info("app started data_dir=%s embedder=%s reconciled=+%d/-%d pending_done=%d",
-             folder, embedder.name, added, removed, done)
+    log.info("app started data_dir=%s embedder=%s purges_finished=%d reconciled=+%d/-%d "
+             "pending_done=%d", folder, embedder.name, purged, added, removed, done)
     return app
 
 

@@ -146,8 +146,7 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
             return ["Nothing to forget."]
 
         async def forget_everything() -> str:
-            result = await memory.forget_all(ctx.user.id)
-            _drop_exports(engine, ctx.user.id)
+            result = await memory.forget_all(ctx.user.id)  # export files go with it
             return (f"Deleted everything I kept about you: {result.facts} fact(s), "
                     f"{result.episodes} earlier conversation(s), {result.rounds} indexed "
                     f"exchange(s) and {result.turns} message(s).")
@@ -169,7 +168,6 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
             return [f"{wrong} {_numbers_hint(len(facts), len(listed))} Nothing was deleted."]
         fact = listed[n - 1]
         await memory.forget_fact(ctx.user.id, fact.id)
-        _drop_exports(engine, ctx.user.id)
         return [f"Forgotten: {fact.text}"]
     words = normalise(arg)
     matches = [(n, f) for n, f in enumerate(facts, 1) if words in normalise(f.text)]
@@ -275,40 +273,18 @@ async def cmd_timezone(engine, ctx: Context, arg: str) -> list[str]:
     return [f"Time zone set to {name}: dates like \"tomorrow\" are read in it from now on."]
 
 
-def _exports_folder(engine):
-    from pathlib import Path
-
-    return Path(engine.memory.store.path).parent / "exports"
-
-
-def _drop_exports(engine, user_id: int) -> int:
-    """Delete the console export files of a user (they would otherwise keep what was just
-    forgotten inside the data folder). Returns how many were removed."""
-    removed = 0
-    for path in _exports_folder(engine).glob(f"memory-export-{user_id}-*.json"):
-        path.unlink(missing_ok=True)
-        removed += 1
-    return removed
-
-
 async def cmd_export(engine, ctx: Context, arg: str) -> list[str]:
     """Everything stored about the user as one JSON document (``memory.portability``). Chat
     platforms get the document itself (Discord attaches it as a file); the console writes it to
     ``<data folder>/exports/`` (owner-only) and answers with the path."""
     import json
-    import os
 
     doc = await engine.memory.export_user(ctx.user.id)
     body = json.dumps(doc, ensure_ascii=False, indent=1)
-    if ctx.thread.key.platform != "console":
+    if ctx.thread.key.platform != "console" or engine.memory.exports is None:
         return [body]
-    folder = _exports_folder(engine)
-    folder.mkdir(mode=0o700, exist_ok=True)
     stamp = engine.memory.clock.now().strftime("%Y%m%dT%H%M%SZ")
-    path = folder / f"memory-export-{ctx.user.id}-{stamp}.json"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(body + "\n")
+    path = engine.memory.exports.write(ctx.user.id, stamp, body)
     return [f"Exported {len(doc['facts'])} fact(s), {len(doc['episodes'])} earlier "
             f"conversation(s) and {len(doc['turns'])} message(s) to {path.resolve()}"]
 

@@ -42,8 +42,10 @@ from memory.lifecycle import (
 from memory.ports import Clock, Embedder, ScopeFilter, SearchIndex, StructuredModel, TokenCounter
 from memory.recall import MemoryBlocks, asks_about_the_past, merge_parts, pack, rank_hits
 from memory.semantic import FactOutcome, SemanticWriter
+from memory.stores.exports import ExportFiles
 from memory.stores.sqlite import (
     ForgetResult,
+    PurgeRow,
     RoundDraft,
     SQLiteStore,
     Statement,
@@ -262,6 +264,7 @@ class MemoryService:
         ) if consolidation_model is not None else None
         self._work_locks: dict[int, asyncio.Lock] = {}
         self._background: set[asyncio.Future] = set()
+        self.exports = ExportFiles.beside(store.path)  # purged with what they hold
 
     # ----------------------------------------------------------------- identities and turns
 
@@ -865,10 +868,10 @@ class MemoryService:
 
     async def forget_fact(self, user_id: int, fact_id: int) -> ForgetResult:
         """Delete one fact of the user (with history, source turns and their rounds) from
-        SQLite and the index, and purge both from disk before returning."""
+        SQLite and the index, and purge both from disk before returning (see
+        :meth:`finish_purges` for a purge a crash interrupted)."""
         result = await self.store.delete_fact(user_id, fact_id, self.clock.now())
-        await self._purge(result)
-        await self._resummarise(result.resummarise)  # after the purge: ids may be reused
+        await self._purge(result, user_id)
         return result
 
     async def forget_all_preview(self, user_id: int) -> ForgetResult:
@@ -880,16 +883,42 @@ class MemoryService:
         """Delete everything of one user (see ``SQLiteStore.forget_all``) and purge it from
         disk (index rows deleted and old versions cleaned, WAL truncated) before returning."""
         result = await self.store.forget_all(user_id, self.clock.now())
-        await self._purge(result)
+        await self._purge(result, user_id)
         log.info("forget_all user=%s facts=%d episodes=%d rounds=%d turns=%d", user_id,
                  result.facts, result.episodes, result.rounds, result.turns)
         return result
 
-    async def _purge(self, result: ForgetResult) -> None:
-        if result.index_keys:
-            await self.index.delete(list(result.index_keys))
+    async def _purge(self, result: ForgetResult, user_id: int) -> None:
+        if result.purge_id is None:  # nothing was deleted
+            return
+        await self._run_purge(PurgeRow(result.purge_id, user_id, result.index_keys,
+                                       result.resummarise))
+
+    async def _run_purge(self, purge: PurgeRow) -> None:
+        """The steps of a deletion's purge from disk, each safe to repeat: index rows deleted
+        and the index's old versions removed, the user's export files deleted, episodes of
+        the sessions that lost theirs summarised again from what remains (after the index
+        delete: a new episode may reuse a deleted id), the WAL checkpointed; then the purge
+        record goes."""
+        if purge.index_keys:
+            await self.index.delete(list(purge.index_keys))
             await self.index.compact()
+        if self.exports is not None:
+            self.exports.drop(purge.user_id)
+        await self._resummarise(purge.resummarise)
+        await self.store.purge_done(purge.id)
         await self.store.purge_free_space()
+
+    async def finish_purges(self) -> int:
+        """Start-up: finish every purge a crash interrupted (its rows are already gone from
+        SQLite: the record is written in the deletion's transaction), before any input is
+        taken. Returns how many were finished."""
+        purges = await self.store.pending_purges()
+        for purge in purges:
+            await self._run_purge(purge)
+        if purges:
+            log.info("interrupted purges finished count=%d", len(purges))
+        return len(purges)
 
     # ----------------------------------------------------------------- life cycle (issue 7)
 
@@ -1085,6 +1114,8 @@ class MemoryService:
         """Summarise closed sessions again from the turns they still have (their episode cited
         turns that ``/forget N`` deleted and was deleted with them); a session with no turns
         left stays without an episode. Returns the number of episodes written."""
+        if not session_ids:
+            return 0
         written = []
         for session_id in session_ids:
             session = await self.store.get_session(session_id)

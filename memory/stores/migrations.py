@@ -228,4 +228,16 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE work ADD COLUMN retry_after TEXT;
     """,
+    # 9: a deletion's purge from disk (index rows and their old versions, export files, the
+    # WAL), recorded in the deletion's own transaction and removed when the purge is done, so
+    # that a crash in between is finished at the next start-up. Holds ids only, never text.
+    """
+    CREATE TABLE purges (
+        id INTEGER PRIMARY KEY,
+        user_id INTEGER NOT NULL,
+        index_keys TEXT NOT NULL,
+        resummarise TEXT NOT NULL DEFAULT '[]',
+        created_at TEXT NOT NULL
+    );
+    """,
 )

@@ -211,6 +211,18 @@ class ForgetResult:
     turns: int
     index_keys: tuple[str, ...]
     resummarise: tuple[int, ...] = ()  # closed sessions whose episode was deleted (issue 8)
+    purge_id: int | None = None  # the durable purge record (:meth:`SQLiteStore.pending_purges`)
+
+
+@dataclass(frozen=True, slots=True)
+class PurgeRow:
+    """A deletion whose purge from disk is not finished yet (written in the deletion's own
+    transaction, removed by :meth:`SQLiteStore.purge_done`)."""
+
+    id: int
+    user_id: int
+    index_keys: tuple[str, ...]
+    resummarise: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -945,10 +957,12 @@ class SQLiteStore:
                 "INSERT INTO audit_log (at, user_id, action, count) VALUES (?, ?, 'forget_fact', ?)",
                 (_ts(now), user_id, len(ids)),
             )
-        keys = (tuple(f"fact:{i}" for i in ids) + tuple(f"round:{i}" for i in round_keys)
-                + tuple(f"episode:{i}" for i in episode_ids))
+            keys = (tuple(f"fact:{i}" for i in ids) + tuple(f"round:{i}" for i in round_keys)
+                    + tuple(f"episode:{i}" for i in episode_ids))
+            resummarise = tuple(e.session_id for e in citing if e.status == "closed")
+            purge_id = await self._record_purge(tx, user_id, keys, resummarise, now)
         return ForgetResult(len(ids), len(episode_ids), len(round_keys), len(turn_ids), keys,
-                            tuple(e.session_id for e in citing if e.status == "closed"))
+                            resummarise, purge_id)
 
     async def _rounds_with_turns(self, turn_ids: Sequence[int]) -> list[int]:
         if not turn_ids:
@@ -1033,11 +1047,12 @@ class SQLiteStore:
                 "INSERT INTO audit_log (at, user_id, action, count) VALUES (?, ?, 'forget_all', ?)",
                 (_ts(now), user_id, len(t.fact_ids) + len(t.episode_ids) + len(t.round_ids)),
             )
-        keys = (tuple(f"fact:{i}" for i in t.fact_ids)
-                + tuple(f"episode:{i}" for i in t.episode_ids)
-                + tuple(f"round:{i}" for i in t.round_ids))
+            keys = (tuple(f"fact:{i}" for i in t.fact_ids)
+                    + tuple(f"episode:{i}" for i in t.episode_ids)
+                    + tuple(f"round:{i}" for i in t.round_ids))
+            purge_id = await self._record_purge(tx, user_id, keys, (), now)
         return ForgetResult(len(t.fact_ids), len(t.episode_ids), len(t.round_ids), t.turn_count,
-                            keys)
+                            keys, purge_id=purge_id)
 
     @staticmethod
     async def _delete_ids(tx: aiosqlite.Connection, table: str, ids: Sequence[int]) -> None:
@@ -1045,6 +1060,26 @@ class SQLiteStore:
             chunk = list(ids[start:start + 500])
             marks = ",".join("?" * len(chunk))
             await tx.execute(f"DELETE FROM {table} WHERE id IN ({marks})", chunk)
+
+    @staticmethod
+    async def _record_purge(tx: aiosqlite.Connection, user_id: int, keys: Sequence[str],
+                            resummarise: Sequence[int], now: datetime) -> int:
+        """Record, in the deletion's transaction, what its purge must still do (ids only)."""
+        cur = await tx.execute(
+            "INSERT INTO purges (user_id, index_keys, resummarise, created_at) VALUES (?,?,?,?)",
+            (user_id, json.dumps(list(keys)), json.dumps(list(resummarise)), _ts(now)))
+        return cur.lastrowid
+
+    async def pending_purges(self) -> list[PurgeRow]:
+        """Deletions whose purge from disk did not finish (the process stopped in between),
+        oldest first; start-up finishes them before taking input."""
+        rows = await self._all("SELECT * FROM purges ORDER BY id")
+        return [PurgeRow(r["id"], r["user_id"], tuple(json.loads(r["index_keys"])),
+                         tuple(json.loads(r["resummarise"]))) for r in rows]
+
+    async def purge_done(self, purge_id: int) -> None:
+        """Remove a purge record once every step of its purge is done."""
+        await self.run_statements([("DELETE FROM purges WHERE id = ?", (purge_id,))])
 
     async def purge_free_space(self) -> None:
         """Make deletions physical: checkpoint and truncate the WAL (pages are already zeroed
