@@ -3,10 +3,19 @@
 Kinds recognised (English and Chinese):
 
 * ``password``: the value after "password", "passcode", "pwd", "pin", "密码", "口令" (with
-  "is", ":", "=", "是" between);
+  "is", ":", "=", "是" between); and a credential said in ordinary words, by its structure: a
+  credential noun (password, passcode, passphrase, PIN, login, credentials, network key, door /
+  alarm / safe / lock code or combination, "code for the garage"; 密码, 口令, 门禁码, 解锁码 ...),
+  an optional phrase naming what it opens ("for my laptop", "of the vault", up to five words),
+  "is" / "are" / ":" / 是 / 为 / 改成 (Chinese allows an adverb first: 一直是, 分别是), then the
+  value ("alex / Zebra-Kiwi-77" and "A 和 B" take both). The value must hold a digit or a
+  symbol and not be a web or e-mail address, or (passwords only) be one word ending the clause
+  that is no ordinary word ("... is on the fridge", "... is the same as ..." are kept);
 * ``api key``: well-known token shapes (``sk-...``, ``sk-ant-...``, ``ghp_...``, ``github_pat_...``,
   ``xox[baprs]-...``, ``AKIA...``, ``AIza...``, Telegram bot tokens ``123456:ABC...``, JWTs) and
-  values after "api key", "token", "secret", "密钥";
+  values after "api key", "token", "secret", "密钥" (with "is" / ":" between, or 20 characters
+  and more: "my token tk0u50001n10 is fine" is kept), also "the token for the staging server
+  is ...";
 * ``card number``: 13-19 digits (spaces or dashes allowed) passing the Luhn check (ISO/IEC 7812);
 * ``ID number``: Chinese resident ID (18 characters, GB 11643-1999 check digit), US SSN
   (``ddd-dd-dddd``), and values after "passport", "ID number", "身份证", "护照".
@@ -44,7 +53,8 @@ _LABELLED = [
         r"(?i)(\b(?:one[- ]time (?:code|password|passcode)|otp|verification code|security code|"
         r"confirmation code|login code|2fa code|auth(?:entication)? code|sms code)\b"
         r"\s*(?:is|was|:|=|：)?\s*)(\d{4,8})\b")),
-    ("one-time code", re.compile(r"((?:验证码|校验码|动态码|动态密码|短信码)\s*(?:是|为|:|：)?\s*)(\d{4,8})")),
+    ("one-time code", re.compile(r"((?:验证码|校验码|动态码|动态密码|短信码)\s*(?:是|为|:|：)?\s*)"
+                                 r"((?=[A-Za-z0-9]*\d)[A-Za-z0-9]{4,8})(?![A-Za-z0-9])")),
     ("private key", re.compile(
         r"(?i)(\b(?:private key|secret key|seed phrase|mnemonic)\b\s*(?:is|:|=|：)?\s*)"
         r"((?:0x)?[A-Fa-f0-9]{32,}|(?:[a-z]{3,8} ){11,23}[a-z]{3,8})")),
@@ -53,14 +63,76 @@ _LABELLED = [
         r"(?i)(\b(?:password|passcode|passwd|pwd|pin)\b\s*(is|was|:|=|：)?\s*)(" + _VALUE + ")")),
     ("password", re.compile(r"((?:密码|口令)\s*(?:是|为|:|：|=)?\s*)(" + _ASCII_VALUE + ")")),
     ("api key", re.compile(
-        r"(?i)(\b(?:api[ _-]?key|access[ _-]?token|auth[ _-]?token|token|secret)\b\s*(?:is|:|=|：)?\s*)"
+        r"(?i)(\b(?:api[ _-]?key|access[ _-]?token|auth[ _-]?token|token|secret)\b\s*(?:is|:|=|：)\s*)"
         r"([A-Za-z0-9_\-./+=]{12,})")),
+    # without "is" / ":" the value must be as long as a key: "my token tk0u50001n10 is fine"
+    # names a token, it does not disclose one
+    ("api key", re.compile(
+        r"(?i)(\b(?:api[ _-]?key|access[ _-]?token|auth[ _-]?token|token|secret)\b\s*)"
+        r"([A-Za-z0-9_\-./+=]{20,})")),
     ("api key", re.compile(r"((?:密钥|令牌)\s*(?:是|为|:|：|=)?\s*)([A-Za-z0-9_\-./+=]{8,})")),
     ("ID number", re.compile(
         r"(?i)(\b(?:passport|id number|id no\.?|ssn)\b\s*(?:number|no\.?)?\s*(?:is|:|=|：)?\s*)"
         r"((?=[A-Z0-9\-]*\d)[A-Z0-9][A-Z0-9\-]{5,})")),  # a number holds a digit: not "before"
     ("ID number", re.compile(r"((?:身份证|护照)(?:号码?|号)?\s*(?:是|为|:|：)?\s*)((?=[A-Za-z0-9]*\d)[A-Za-z0-9]{6,})")),
 ]
+# Credentials said in ordinary words (see the module docstring): a credential noun, an optional
+# phrase naming what it opens ("for my laptop", "of the vault", "at the cabin", up to five
+# words), a verb or separator ("is", "are", ":", "="), then the value.
+_EN_CREDENTIAL_NOUN = (
+    r"pass(?:word|code|phrase)s?|passwd|pwd|pin(?:\s+code|\s+number)?|log-?ins?|logon|"
+    r"credentials|creds|(?:network|wi-?fi|wpa2?)\s+key|"
+    r"(?:door|gate|alarm|safe|lock|locker|entry|access|garage|keypad|building|unlock|padlock|"
+    r"vault)\s+(?:code|combination|combo)")
+_LOCKS = (r"door|front\s+door|gate|garage|safe|lock|bike\s+lock|locker|alarm|vault|padlock|"
+          r"keypad|building|entrance|house|flat|apartment")
+_WHAT_IT_OPENS = r"(?:\s+(?:for|of|to|on|at|in)\s+[^\s,.;:!?]+(?:\s+[^\s,.;:!?]+){0,4}?)?"
+_SAYS = r"\s*(?:is|was|are|were|:|=|：)\s*"
+_EN_VALUE = r"[^\s,;，。；]+(?:\s*/\s*[^\s,;，。；]+)?"
+_ZH_VALUE = r"[!-~０-９Ａ-Ｚａ-ｚ]{3,}"
+_CREDENTIALS = [
+    ("password", re.compile(
+        r"(?i)(\b(?:" + _EN_CREDENTIAL_NOUN + r")\b" + _WHAT_IT_OPENS + _SAYS + r")("
+        + _EN_VALUE + ")")),
+    ("password", re.compile(
+        r"(?i)(\b(?:code|combination|combo)\s+(?:for|of|to)\s+(?:the\s+|my\s+|our\s+|a\s+)?"
+        r"(?:" + _LOCKS + r")\b" + _SAYS + r")(" + _EN_VALUE + ")")),
+    ("api key", re.compile(
+        r"(?i)(\b(?:api[ _-]?key|access[ _-]?token|auth[ _-]?token|token|client\s+secret|"
+        r"secret)\b" + _WHAT_IT_OPENS + _SAYS + r")([A-Za-z0-9_\-./+=]{12,})")),
+    ("password", re.compile(
+        r"((?:密码|口令|密令|暗码|门禁码|开门码|解锁码|PIN码|pin码)"
+        r"(?:分别|都|也|还|一直|现在|已经|又|就|依然|仍然|还是|仍)?"
+        r"(?:是|为|改成了?|改为|设成了?|设为|换成了?|:|：|=)\s*)(" + _ZH_VALUE
+        + r"(?:\s*(?:和|与|跟|、|/)\s*" + _ZH_VALUE + r")*)")),
+]
+#: Words that follow "is" in a sentence about a password without being one ("the password for
+#: the wifi is on the fridge", "... is the same as ...").
+_NOT_VALUES = frozenset({
+    "a", "an", "the", "my", "your", "his", "her", "its", "our", "their", "this", "that", "what",
+    "on", "in", "at", "under", "behind", "inside", "somewhere", "written", "stored", "saved",
+    "kept", "not", "no", "still", "too", "very", "easy", "hard", "simple", "secure", "safe",
+    "new", "old", "broken", "failing", "working", "blocked", "locked", "missing", "lost",
+    "forgotten", "unknown", "blank", "empty", "fine", "ok", "okay", "same", "shared",
+})
+
+
+def _credential_value(m: re.Match) -> bool:
+    """Whether the value of a credential said in words is a secret (see the module docstring):
+    it holds a digit or a symbol and is no web or e-mail address, or it is a single word that
+    ends the clause and is not one of :data:`_NOT_VALUES` (passwords and passphrases only)."""
+    value = m.group(2).rstrip(".?)")
+    if re.search(r"://|^www\.|^[^\s/@]+@[^\s/@]+\.[a-z]{2,}$", value, re.IGNORECASE):
+        return False
+    if any(not c.isalpha() for c in value):
+        return True
+    head = m.group(1).lower()
+    if not re.match(r"pass|pwd|口令|密", head.lstrip()) or value.lower() in _NOT_VALUES \
+            or value.lower() in _WEAK_VALUES:
+        return False
+    rest = m.string[m.end(2):].lstrip(".?)")
+    return not rest or rest[0] in ",;!，。；！" or bool(re.match(r"\s+(?:and|but)\b|\s*$", rest))
+
 _SHAPES = [
     ("private key", re.compile(
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
@@ -170,6 +242,16 @@ def redact(text: str) -> Redaction:
             return f"{m.group(1)}[redacted {kind}]"
         return repl
 
+    def credential(kind: str):
+        def repl(m: re.Match) -> str:
+            if "[redacted" in m.group(2) or not _credential_value(m):
+                return m.group(0)
+            kinds.add(kind)
+            value = m.group(2)
+            tail = value[len(value.rstrip(".?)")):]
+            return f"{m.group(1)}[redacted {kind}]{tail}"
+        return repl
+
     def shaped(kind: str, check=None, references: bool = False):
         def repl(m: re.Match) -> str:
             value = re.sub(r"[ -]", "", m.group(0))
@@ -186,6 +268,8 @@ def redact(text: str) -> Redaction:
     text = _IBAN_RE.sub(shaped("IBAN", _iban_ok), text)
     text = _CN_ID_RE.sub(shaped("ID number", _cn_id_ok, references=True), text)
     text = _CARD_RE.sub(shaped("card number", _luhn_ok, references=True), text)
+    for kind, pattern in _CREDENTIALS:
+        text = pattern.sub(credential(kind), text)
     for kind, pattern in _LABELLED:
         text = pattern.sub(labelled(kind), text)
     return Redaction(text=text, kinds=tuple(sorted(kinds)))

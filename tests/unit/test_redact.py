@@ -192,3 +192,86 @@ def test_tables_are_large_enough_and_bilingual():
 def test_new_kinds_are_described_in_chinese():
     text = describe_redaction(("IBAN", "one-time code", "private key"), "zh")
     assert "验证码" in text and "私钥" in text and "IBAN" in text
+
+
+# Credentials in ordinary words: a credential noun, an optional "for X" / "of X" / "to X"
+# phrase, then "is" / ":" / 是 and the value.
+CREDENTIAL_SECRETS = [
+    ("the password for my laptop is tr0ub4dorZZ", "password", "tr0ub4dorZZ"),
+    ("my bank login is alex / Zebra-Kiwi-77", "password", "Zebra-Kiwi-77"),
+    ("The password to my email account is sunflower.", "password", "sunflower"),
+    ("the wifi password at the cabin is LakeHouse2024", "password", "LakeHouse2024"),
+    ("the PIN for my debit card is 4321", "password", "4321"),
+    ("the passcode of my phone is 908172", "password", "908172"),
+    ("my Netflix login: maria.k / Popcorn#55", "password", "Popcorn#55"),
+    ("the door code for the office is 4711", "password", "4711"),
+    ("the alarm code is 0000#", "password", "0000#"),
+    ("the combination for the bike lock is 3-7-2-9", "password", "3-7-2-9"),
+    ("the code to the garage is 8812", "password", "8812"),
+    ("our network key is Gr33nTea!", "password", "Gr33nTea"),
+    ("the passphrase for the backup is purple-otter-salad-41", "password", "purple-otter"),
+    ("the master password of my vault was Vault!2019", "password", "Vault!2019"),
+    ("my credentials for the portal are jdoe:Spring2025!", "password", "Spring2025"),
+    ("the token for the staging server is 9f8e7d6c5b4a3f2e1d0c", "api key", "9f8e7d6c5b4a"),
+    ("the client secret for our app is Zx8vQ2mN7pL4kR", "api key", "Zx8vQ2mN7pL4kR"),
+    ("我笔记本电脑的密码是 tr0ub4dorZZ", "password", "tr0ub4dorZZ"),
+    ("我的银行卡密码一直是 665544", "password", "665544"),
+    ("邮箱和网银的密码分别是 Abc-123 和 Kiwi77", "password", "Abc-123"),
+    ("公司门禁码是 2580", "password", "2580"),
+    ("家里的开门密码：１３５７９", "password", "１３５７９"),
+    ("路由器的口令现在是 wifi8899", "password", "wifi8899"),
+    ("支付宝的登录密码改成了 Zfb#2024", "password", "Zfb#2024"),
+    ("验证码是 AB12CD", "one-time code", "AB12CD"),
+    ("保险箱的密码为 9-1-3-5", "password", "9-1-3-5"),
+]
+
+CREDENTIAL_LOOK_ALIKES = [
+    "my token tk0u50001n10 is fine",
+    "the password for the wifi is on the fridge",
+    "the password for my laptop is the same as my phone's",
+    "the password for this account is changed every month",
+    "what is the password for the guest network?",
+    "my login is failing since Monday",
+    "the login for the portal is broken again",
+    "the zip code for my office is 10001",
+    "the area code for Vienna is 01",
+    "the dress code for the party is smart casual",
+    "the promo code is SAVE20",
+    "the error code is 0x80070005",
+    "the code for this feature is on GitHub",
+    "the PIN for the map is at the station",
+    "the password policy of our company is strict",
+    "I forgot the password to my old phone",
+    "the combination of colours is lovely",
+    "密码学是一门有趣的学科",
+    "密码是什么来着？我忘了",
+    "邮政编码是 100080",
+    "密码长度是 12 位",
+    "Wi-Fi 名称是 Home-5G，密码在路由器背面",
+    "我的验证码是不是过期了",
+    "登录页面是 https://example.com/login",
+    "my login is alice@example.com",
+    "the login for the portal is https://portal.example.com",
+    "密码错误次数是3次",
+]
+
+
+@pytest.mark.parametrize("text, kind, secret", CREDENTIAL_SECRETS)
+def test_a_credential_in_ordinary_words_is_redacted(text, kind, secret):
+    result = redact(text)
+    assert kind in result.kinds, result
+    assert secret not in result.text
+
+
+@pytest.mark.parametrize("text", CREDENTIAL_LOOK_ALIKES)
+def test_a_sentence_that_only_mentions_a_credential_is_kept(text):
+    result = redact(text)
+    assert (result.text, result.kinds) == (text, ())
+
+
+def test_credential_tables_are_large_enough_and_bilingual():
+    def cjk(t):
+        return any("\u4e00" <= c <= "\u9fff" for c in t)
+    assert len(CREDENTIAL_SECRETS) >= 20 and len(CREDENTIAL_LOOK_ALIKES) >= 20
+    assert sum(cjk(t) for t, _, _ in CREDENTIAL_SECRETS) >= 6
+    assert sum(cjk(t) for t in CREDENTIAL_LOOK_ALIKES) >= 6
