@@ -1,21 +1,44 @@
-"""The data folder: created owner-only (issue 8) and locked by one process at a time (issue 12)."""
+"""The data folder: everything in it owner-only, and locked by one process at a time."""
 
 from __future__ import annotations
 
 import fcntl
 import os
+import stat
 from pathlib import Path
 
 from memory.errors import ConfigError
 
 
+#: The process's file mode mask while it works with a data folder: whatever it (and LanceDB,
+#: SQLite's WAL, the log handler) creates is owner-only (files 0600, folders 0700).
+OWNER_ONLY_UMASK = 0o077
+
+
 def ensure_data_dir(folder: Path) -> Path:
-    """Create the data folder with owner-only permissions (0o700, whatever the umask); a folder
-    that already exists keeps the permissions its operator gave it. Returns ``folder``."""
+    """Make everything this process creates owner-only and create the data folder.
+
+    The process's umask becomes :data:`OWNER_ONLY_UMASK` (so files are 0600 and folders 0700
+    whatever umask the process was started with); a missing folder is created 0700; in a
+    folder that already exists, which keeps the mode its operator gave it, anything inside
+    readable or writable by group or others (left by an earlier version or an operator's
+    copy) loses those bits (symbolic links are left alone). Returns ``folder``.
+    """
+    os.umask(OWNER_ONLY_UMASK)
     folder = Path(folder)
     if not folder.exists():
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         folder.chmod(0o700)
+        return folder
+    for root, dirs, files in os.walk(folder):
+        for name in (*dirs, *files):
+            path = os.path.join(root, name)
+            try:
+                mode = os.lstat(path).st_mode
+                if not stat.S_ISLNK(mode) and mode & 0o077:
+                    os.chmod(path, stat.S_IMODE(mode) & ~0o077)
+            except OSError:  # gone meanwhile, or not ours: nothing to tighten
+                continue
     return folder
 
 

@@ -317,3 +317,28 @@ async def test_an_import_into_another_users_private_chat_is_refused(tmp_path, cl
         assert await b.store.find_user("console", "mallory") is None
     finally:
         await _close(b)
+
+
+def test_everything_created_in_an_existing_0755_folder_is_owner_only(tmp_path):
+    """A data folder the operator made world-readable (0755, umask 022): the bot leaves the
+    folder's own mode alone, and everything it creates inside (the database and its WAL, the
+    log, LanceDB's tables and files, exports) is readable by its owner only."""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o755)
+    data.chmod(0o755)
+    (data / "logs").mkdir(mode=0o755)  # left by an earlier version
+    (data / "logs").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC", "OPENAI"))}
+    env.update({"MEMORY_BOT_DATA_DIR": str(data), "EMBEDDER": "hashing", "LOG_LEVEL": "DEBUG"})
+    done = subprocess.run([str(BIN), "console", "--user", "dora"], env=env, umask=0o022,
+                          input="remember that I like green tea\nwhat do I like?\n/export\n/new\n"
+                                "/quit\n", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    made = sorted(p for p in data.rglob("*") if not p.is_symlink())
+    names = {p.relative_to(data).parts[0] for p in made}
+    assert {"memory.db", "logs", "lancedb", "exports"} <= names
+    assert any(p.suffix == ".lance" for p in made)
+    loose = [(str(p.relative_to(data)), oct(stat.S_IMODE(p.stat().st_mode))) for p in made
+             if stat.S_IMODE(p.stat().st_mode) & 0o077]
+    assert loose == []
+    assert stat.S_IMODE(data.stat().st_mode) == 0o755  # the operator's choice for the folder
