@@ -87,6 +87,24 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(payload, ensure_ascii=False)
 
 
+class StderrHandler(logging.StreamHandler):
+    """A stream handler that writes to whatever ``sys.stderr`` is when a record is emitted
+    (as the standard library's last-resort handler does): the interactive console replaces it
+    while the prompt is shown, so that a warning is printed above the prompt line instead of
+    through it."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:  # StreamHandler.__init__ assigns it; sys.stderr rules
+        pass
+
+
 def _formatter(log_format: str) -> logging.Formatter:
     if log_format == "json":
         return JsonFormatter()
@@ -133,7 +151,7 @@ def configure_logging(settings: Settings, *, console: bool, to_file: bool = True
         file_handler.setFormatter(_formatter(settings.log_format))
         handlers.append(file_handler)
 
-    stderr_handler = logging.StreamHandler(sys.stderr)
+    stderr_handler = StderrHandler()
     stderr_handler.setLevel(logging.WARNING)
     stderr_handler.setFormatter(
         logging.Formatter(_CONSOLE_FORMAT) if console else _formatter(settings.log_format))

@@ -4,10 +4,8 @@ any line, tracebacks included."""
 
 from __future__ import annotations
 
-import io
 import json
 import logging
-import sys
 from datetime import datetime, timedelta
 
 import pytest
@@ -20,14 +18,12 @@ KEY = "sk-ant-api03-very-secret-key"
 
 
 @pytest.fixture
-def json_logging(tmp_path, monkeypatch):
-    stderr = io.StringIO()
-    monkeypatch.setattr(sys, "stderr", stderr)  # the stderr handler binds it when configured
+def json_logging(tmp_path, capsys):
     settings = load_settings({"MEMORY_BOT_DATA_DIR": str(tmp_path / "data"), "LOG_FORMAT": "json",
                               "TELEGRAM_BOT_TOKEN": TOKEN, "ANTHROPIC_API_KEY": KEY,
                               "EMBEDDER": "hashing"}, env_file=None)
     path = configure_logging(settings, console=False)
-    yield path, stderr
+    yield path, capsys  # the stderr handler writes to sys.stderr as it is at each record
     root = logging.getLogger()
     for handler in [h for h in root.handlers if getattr(h, "_memory_bot_handler", False)]:
         root.removeHandler(handler)
@@ -35,7 +31,7 @@ def json_logging(tmp_path, monkeypatch):
 
 
 def test_json_lines_carry_level_logger_message_and_utc_time_and_never_a_secret(json_logging):
-    path, stderr = json_logging
+    path, capsys = json_logging
     log = logging.getLogger("bot.test_json")
     log.info("calling https://api.telegram.org/bot%s/getMe with key %s", TOKEN, KEY)
     log.warning("a line with \"quotes\", a newline\nand 中文")
@@ -48,7 +44,7 @@ def test_json_lines_carry_level_logger_message_and_utc_time_and_never_a_secret(j
             handler.flush()
     assert path.name == LOG_FILE_NAME
     raw = path.read_text(encoding="utf-8")
-    err = stderr.getvalue()
+    err = capsys.readouterr().err
     assert TOKEN not in raw + err and KEY not in raw + err
     lines = [line for line in raw.splitlines() if line.strip()]
     records = [json.loads(line) for line in lines]  # every line is one whole object
