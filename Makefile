@@ -15,6 +15,8 @@ $(VENV): pyproject.toml
 	$(BIN)/python -m pip install -e '.[dev]'
 	touch $(VENV)
 
+# The console runs as make's direct child (no shell in between) and exits 0 on Ctrl-C / Ctrl-D
+# (= /quit), so make has no failure to report; at the prompt Ctrl-C is a key press, not a signal.
 run: $(VENV)
 	@$(BIN)/memory-bot console $(ARGS)
 

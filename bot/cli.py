@@ -107,7 +107,9 @@ def _main(argv: list[str] | None) -> int:
         return 2
     try:
         if args.command == "console":
-            return asyncio.run(_console(settings, args.user))
+            from bot.console import run_console_command
+
+            return asyncio.run(run_console_command(settings, args.user))
         if args.command == "run":
             from bot.runner import run_platforms
 
@@ -228,25 +230,6 @@ async def _bench(settings, args) -> int:
     print(format_markdown(report))
     if args.out:
         args.out.write_text(json.dumps(report, indent=2) + "\n")
-    return 0
-
-
-async def _console(settings, user: str) -> int:
-    from adapters.console import run_console
-    from bot.app import build_app
-
-    app = await build_app(settings)
-    banner = (f"memory-bot console - user {user} - model {app.engine.model.name} - "
-              f"type /help for commands, /quit to leave")
-    try:
-        await app.start()  # overdue sessions close before any input is read
-        await run_console(app.engine.handle, user=user, banner=banner)
-    finally:
-        try:
-            await asyncio.wait_for(app.aclose(), timeout=settings.shutdown_grace_seconds)
-        except asyncio.TimeoutError:
-            log.warning("shutdown grace of %ss exceeded; pending work stays recorded",
-                        settings.shutdown_grace_seconds)
     return 0
 
 

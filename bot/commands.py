@@ -146,6 +146,9 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
             return ["Nothing to forget."]
 
         async def forget_everything() -> str:
+            # copies outside the stores first (the console's input history): a crash after this
+            # leaves the data to delete again, never a copy of what was deleted
+            await engine.forgot_everything(ctx.user.id)
             result = await memory.forget_all(ctx.user.id)  # export files go with it
             return (f"Deleted everything I kept about you: {result.facts} fact(s), "
                     f"{result.episodes} earlier conversation(s), {result.rounds} indexed "

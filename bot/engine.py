@@ -84,6 +84,12 @@ class ConversationEngine:
         max_tokens: output token cap per reply (``MAX_TOKENS``).
         on_turn: awaited after every handled message, still under the thread's lock (the app
             reschedules the thread's idle job with it); must not raise.
+
+    Attributes:
+        on_forget_all: awaited with the user id when ``/forget all`` of a user is confirmed,
+            before the stores delete (a crash in between leaves data to delete again, never a
+            copy of deleted data), so that copies kept outside the stores go too (the
+            console's input history).
     """
 
     def __init__(self, *, memory: MemoryService, model: ChatModel, max_tokens: int = 1024,
@@ -94,6 +100,7 @@ class ConversationEngine:
         self.on_turn = on_turn
         self._locks: dict[ThreadKey, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.pending: dict[tuple[int, int], PendingConfirmation] = {}
+        self.on_forget_all: list[Callable[[int], Awaitable[None]]] = []
 
     async def handle(self, msg: IncomingMessage) -> list[str]:
         """Answer one message. Returns the reply texts (at least one for every input).
@@ -230,6 +237,11 @@ class ConversationEngine:
         redaction = describe_redaction(cleaned.kinds, lang)
         replies = [answer or "(the model returned an empty answer)"]
         return notes + replies + ([redaction] if redaction else [])
+
+    async def forgot_everything(self, user_id: int) -> None:
+        """Run the ``on_forget_all`` listeners for ``user_id`` (``/forget all``, confirmed)."""
+        for listener in self.on_forget_all:
+            await listener(user_id)
 
     async def shutdown(self) -> None:
         """Finish background and pending consolidation of this process."""

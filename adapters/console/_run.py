@@ -1,15 +1,18 @@
-"""The console adapter: chat in the terminal with the full pipeline.
+"""The console's read-answer loop, for a terminal and for piped input.
 
-Transcript contract (CONTRACTS.md "Console transcript"): when standard input is not a terminal,
-one banner line, then every input echoed as ``> <line>`` before its answer; nothing else goes to
-standard output. Input is read by a daemon thread and handed to the event loop through a queue,
-so scheduled work keeps running while the console waits (and works for pipes, files and
-terminals alike). End of input is ``/quit``.
+In a terminal (standard input and output both terminals) lines come from a prompt_toolkit
+prompt (``_prompt.PromptLines``): line editing, history, bracketed paste of any length, Ctrl-C
+and Ctrl-D as ``/quit``. Otherwise (CONTRACTS.md "Console transcript") lines are read by a
+daemon thread and handed to the event loop through a queue; one banner line, then every input
+echoed as ``> <line>`` before its answer, and nothing else on standard output. Either way the
+event loop keeps running while the console waits, so scheduled work (idle timeouts) runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import sys
 import threading
 from collections.abc import Awaitable, Callable
@@ -18,13 +21,10 @@ from typing import TextIO
 
 from memory.types import ChatKind, IncomingMessage, ThreadKey
 
+log = logging.getLogger(__name__)
+
 Handler = Callable[[IncomingMessage], Awaitable[list[str]]]
-
-
-def _reader(stream: TextIO, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue) -> None:
-    for line in iter(stream.readline, ""):
-        loop.call_soon_threadsafe(queue.put_nowait, line.rstrip("\r\n"))
-    loop.call_soon_threadsafe(queue.put_nowait, None)
+QUIT_COMMANDS = frozenset({"/quit", "/exit"})
 
 
 def console_message(user: str, text: str) -> IncomingMessage:
@@ -35,59 +35,138 @@ def console_message(user: str, text: str) -> IncomingMessage:
     )
 
 
+class StreamLines:
+    """Lines of a stream (a pipe, a file, or a terminal without line editing), read by a
+    daemon thread; ``None`` at end of input. With ``prompt`` (standard input is a terminal but
+    standard output is not) a ``you> `` prompt is written before each line."""
+
+    def __init__(self, stream: TextIO, *, prompt: TextIO | None = None) -> None:
+        self.stream = stream
+        self.prompt = prompt
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+    async def __aenter__(self) -> StreamLines:
+        loop = asyncio.get_running_loop()
+        threading.Thread(target=self._reader, args=(loop,), daemon=True,
+                         name="console-input").start()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        return None
+
+    def _reader(self, loop: asyncio.AbstractEventLoop) -> None:
+        for line in iter(self.stream.readline, ""):
+            loop.call_soon_threadsafe(self.queue.put_nowait, line.rstrip("\r\n"))
+        loop.call_soon_threadsafe(self.queue.put_nowait, None)
+
+    async def read(self) -> str | None:
+        if self.prompt is not None:
+            self.prompt.write("you> ")
+            self.prompt.flush()
+        return await self.queue.get()
+
+
+async def _unless_stopped(work: Awaitable, stop: asyncio.Event):
+    """Await ``work`` unless ``stop`` is set first; then ``work`` is cancelled and None is
+    returned (a finished result wins over a stop that came at the same moment)."""
+    task = asyncio.ensure_future(work)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:  # cancelled from outside: take both down with us
+        task.cancel()
+        raise
+    finally:
+        stopped.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    await asyncio.wait({task})  # its cancellation finishes (no result, nothing raised here)
+    return None
+
+
+async def _answer(handler: Handler, user: str, line: str) -> list[str]:
+    try:
+        replies = await handler(console_message(user, line))
+    except Exception as exc:  # the console must survive any single failure
+        log.exception("console turn failed")
+        replies = [f"Sorry, something went wrong handling that ({type(exc).__name__}); "
+                   "nothing you said was lost."]
+    return replies or ["(no reply)"]
+
+
+def _is_terminal(stream) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
 async def run_console(
     handler: Handler,
     *,
     user: str,
     banner: str,
-    stdin: TextIO = sys.stdin,
-    stdout: TextIO = sys.stdout,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    terminal: bool | None = None,
+    history=None,
+    stop: asyncio.Event | None = None,
+    before_prompt: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """Read lines until ``/quit`` or end of input, answering each through ``handler``.
+    """Read lines until ``/quit``, end of input, Ctrl-C / Ctrl-D or ``stop``, answering each
+    through ``handler``; "Goodbye." is the last line written.
 
     Args:
         handler: the conversation engine's ``handle``.
         user: console user name (``--user``).
         banner: the one banner line (program, user, model; no memory content).
-        stdin: input stream; when it is a terminal, a ``you> `` prompt is shown and inputs are
-            not echoed.
-        stdout: output stream.
+        stdin: input stream (default: ``sys.stdin``).
+        stdout: output stream (default: ``sys.stdout``).
+        terminal: use the line-editing prompt; default: when ``stdin`` and ``stdout`` are both
+            terminals. The prompt reads prompt_toolkit's current input and output (tests
+            give it a pipe input with ``create_app_session``).
+        history: the prompt's history (``ConsoleHistory``); default: this process only.
+        stop: set it to end the console (the bot sets it on SIGINT): a line being answered is
+            cancelled (the user's turn may be stored without its reply, as when the model
+            fails).
+        before_prompt: awaited before the first line and after every answer (the bot keeps
+            the history's ``persist`` in step with the user's memory switch there).
     """
-    interactive = stdin.isatty()
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[str | None] = asyncio.Queue()
-    threading.Thread(target=_reader, args=(stdin, loop, queue), daemon=True,
-                     name="console-input").start()
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    stop = stop or asyncio.Event()
+    if terminal is None:
+        terminal = _is_terminal(stdin) and _is_terminal(stdout)
+    if terminal:
+        from adapters.console._prompt import PromptLines
+
+        source = PromptLines(history=history)
+    else:
+        source = StreamLines(stdin, prompt=stdout if _is_terminal(stdin) else None)
+    echo = not terminal and not _is_terminal(stdin)
 
     def write(text: str) -> None:
         stdout.write(text + "\n")
         stdout.flush()
 
-    write(banner)
-    while True:
-        if interactive:
-            stdout.write("you> ")
-            stdout.flush()
+    async with source:
+        write(banner)
         try:
-            line = await queue.get()
-        except asyncio.CancelledError:  # Ctrl-C: the caller still finishes pending work
+            while not stop.is_set():
+                if before_prompt is not None:
+                    await before_prompt()
+                line = await _unless_stopped(source.read(), stop)
+                if line is None:
+                    break
+                if echo:
+                    write(f"> {line}")
+                if line.strip().lower() in QUIT_COMMANDS:
+                    break
+                replies = await _unless_stopped(_answer(handler, user, line), stop)
+                if replies is None:
+                    break
+                for reply in replies:
+                    write(reply)
+        except asyncio.CancelledError:  # cancelled from outside: the caller finishes the work
             write("\nGoodbye.")
             raise
-        if line is None:
-            write("Goodbye.")
-            return
-        if not interactive:
-            write(f"> {line}")
-        if line.strip().lower() in {"/quit", "/exit"}:
-            write("Goodbye.")
-            return
-        try:
-            replies = await handler(console_message(user, line))
-        except Exception as exc:  # the console must survive any single failure
-            import logging
-
-            logging.getLogger(__name__).exception("console turn failed")
-            replies = [f"Sorry, something went wrong handling that ({type(exc).__name__}); "
-                       "nothing you said was lost."]
-        for reply in replies or ["(no reply)"]:
-            write(reply)
+        write("Goodbye.")
