@@ -18,6 +18,14 @@ on every write, as before; large ones fold in the background once unindexed rows
 fraction of the table (measured in ``docs/benchmarks.md``: the recall ranking stays the same).
 :meth:`LanceIndex.compact` folds at once and also removes old versions.
 
+Old versions: every commit is a new table version, and a fold that compacts writes the table
+anew, so versions kept until the daily maintenance grew the folder by ~300 KB per message on a
+small table (16 MB in 303 versions after 70 messages). Every fold therefore also removes the
+versions before it, and :data:`CLEANUP_AFTER_VERSIONS` commits without a fold bring one on, so
+the folder stays within a small multiple of its compacted size between maintenance runs
+(``docs/benchmarks.md``, "Disk growth"). A search that was reading a version removed
+underneath it fails with LanceDB's "Not found" and is run again once, on the current version.
+
 The dense half of a search runs on an in-process copy of the scope's rows when the scope is
 small enough to keep (``memory/stores/scope_cache.py``, dropped by every write that touches
 it); large scopes, and a handle opened with ``scope_cache_bytes=0``, use LanceDB's vector
@@ -63,6 +71,11 @@ FOLD_AFTER_WRITES_BELOW_ROWS = 50_000
 compacts, which rewrites the whole table once it is one large fragment. At 210,000 rows that
 raised the peak memory of the bench's serving process from 403 to 694 MiB and left ~330 MB
 on disk per fold until maintenance (docs/benchmarks.md, issue 11)."""
+CLEANUP_AFTER_VERSIONS = 100
+"""Most commits without a fold (each a table version whose files stay on disk until a fold
+removes them): after this many the next write folds, and so cleans up, whatever the table's
+size. Folds on small tables and the fold rules above come far sooner; this bounds the old
+manifests and deletion files of a large table that takes many small writes."""
 INDEX_CACHE_BYTES = 32 << 20
 """LanceDB's cache of opened index parts (full-text, BTree) per index handle. The library's
 default is far larger; at 100,000 facts (210,000 rows) 16-64 MiB gave the same query times
@@ -127,6 +140,7 @@ class LanceIndex:
         self._fold_fraction = fold_fraction
         self._fold_after_writes = fold_after_writes
         self._writes = 0  # commits since the last fold
+        self._versions = 0  # commits since old versions were last removed
         # Upserts waiting for the write lock, committed together (group commit); a delete
         # starts a new generation so that no upsert called after it is written before it.
         self._pending: list[tuple[int, Sequence[IndexItem], asyncio.Future]] = []
@@ -234,7 +248,8 @@ class LanceIndex:
             return True
         return (self._unindexed > self._fold_fraction * self._rows
                 or (self._writes >= self._fold_after_writes
-                    and self._rows < FOLD_AFTER_WRITES_BELOW_ROWS))
+                    and self._rows < FOLD_AFTER_WRITES_BELOW_ROWS)
+                or self._versions >= CLEANUP_AFTER_VERSIONS)
 
     async def upsert(self, items: Sequence[IndexItem]) -> None:
         """Insert or replace rows by key, in one commit, and return once they are committed;
@@ -291,6 +306,7 @@ class LanceIndex:
         self._rows += len(items)
         self._unindexed += len(items)
         self._writes += 1
+        self._versions += 1
         background = False
         if self._fold_due():
             if self._rows < self._fold_always_below:
@@ -301,12 +317,21 @@ class LanceIndex:
         return background
 
     async def _fold_locked(self) -> None:
-        """Fold unindexed rows into the indexes (``optimize``; the caller holds the lock)."""
-        await self._table.optimize()
+        """Fold unindexed rows into the indexes and remove every older version (``optimize``
+        with cleanup; the caller holds the lock, so no write of this process is under way).
+        The indexes' previous files stay until the next fold (LanceDB prunes before it
+        rewrites them)."""
+        await self._optimize_and_clean()
         self._rows = await self._table.count_rows()
         self._unindexed = 0
         self._writes = 0
+        self._versions = 0
         self.folds += 1
+
+    async def _optimize_and_clean(self) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "removes every version": intended
+            await self._table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
 
     async def _fold_in_background(self) -> None:
         started = asyncio.get_running_loop().time()
@@ -352,56 +377,73 @@ class LanceIndex:
     async def search(
         self, *, vector: Sequence[float], text: str, where: ScopeFilter, limit: int
     ) -> list[IndexHit]:
-        """Dense and full-text candidates merged by key (see :class:`memory.ports.SearchIndex`)."""
+        """Dense and full-text candidates merged by key (see :class:`memory.ports.SearchIndex`).
+
+        A search that was reading a table version removed meanwhile by a fold (LanceDB's
+        "Not found" for one of its files) runs again once, on the current version.
+
+        Raises:
+            StoreError: the search failed (twice, when the first failure was a removed file).
+        """
+        try:
+            return await self._search(vector, text, where, limit)
+        except Exception as exc:
+            if not _vanished(exc):
+                raise StoreError(f"lancedb search failed: {exc}") from exc
+            log.info("index search met a removed version; searching again")
+        try:
+            return await self._search(vector, text, where, limit)
+        except Exception as exc:
+            raise StoreError(f"lancedb search failed: {exc}") from exc
+
+    async def _search(self, vector: Sequence[float], text: str, where: ScopeFilter,
+                      limit: int) -> list[IndexHit]:
         flt = self._where(where)
         query_vec = np.asarray(vector, dtype=np.float32)
         hits: dict[str, IndexHit] = {}
-        try:
-            # The dense and the full-text query run at once (each is a prefiltered scan of the
-            # scope's rows through the BTree index on ``scope``); the dense one on the scope's
-            # cached rows when it has them, or reading them to fill the cache.
-            cache = self.scope_vectors
-            rows = cache.get(where.scope) if cache is not None else None
-            if rows is not None:  # the dense half in memory, exact (scope_cache.py)
-                dense_q = _done(None)
-            elif (cache is not None and not cache.too_big(where.scope)
-                  and cache.admit(where.scope)):
-                ticket = cache.ticket(where.scope)
-                # at most one row more than the cache keeps for a scope: a large scope costs
-                # a bounded read once, then stays with LanceDB's own search
-                dense_q = (self._table.query().where(f"scope = {_quote(where.scope)}")
-                           .select(["kind", "item_id", "owner", "status", "vector"])
-                           .limit(cache.max_rows(self._dim) + 1).to_arrow())
+        # The dense and the full-text query run at once (each is a prefiltered scan of the
+        # scope's rows through the BTree index on ``scope``); the dense one on the scope's
+        # cached rows when it has them, or reading them to fill the cache.
+        cache = self.scope_vectors
+        rows = cache.get(where.scope) if cache is not None else None
+        if rows is not None:  # the dense half in memory, exact (scope_cache.py)
+            dense_q = _done(None)
+        elif (cache is not None and not cache.too_big(where.scope)
+              and cache.admit(where.scope)):
+            ticket = cache.ticket(where.scope)
+            # at most one row more than the cache keeps for a scope: a large scope costs
+            # a bounded read once, then stays with LanceDB's own search
+            dense_q = (self._table.query().where(f"scope = {_quote(where.scope)}")
+                       .select(["kind", "item_id", "owner", "status", "vector"])
+                       .limit(cache.max_rows(self._dim) + 1).to_arrow())
+        else:
+            dense_q = self._dense_query(query_vec, flt, limit)
+        if self._has_fts and text.strip():
+            lexical_q = (self._table.query().nearest_to_text(text, columns="search_text")
+                         .where(flt).select(["key", "kind", "item_id", "vector", "_score"])
+                         .limit(limit).to_list())
+            dense, lexical = await asyncio.gather(dense_q, lexical_q)
+        else:
+            dense, lexical = await dense_q, []
+        if isinstance(dense, pa.Table):  # a scope's rows read to fill the cache
+            if dense.num_rows > cache.max_rows(self._dim):
+                cache.refuse(where.scope)
+                dense = await self._dense_query(query_vec, flt, limit)
             else:
-                dense_q = self._dense_query(query_vec, flt, limit)
-            if self._has_fts and text.strip():
-                lexical_q = (self._table.query().nearest_to_text(text, columns="search_text")
-                             .where(flt).select(["key", "kind", "item_id", "vector", "_score"])
-                             .limit(limit).to_list())
-                dense, lexical = await asyncio.gather(dense_q, lexical_q)
-            else:
-                dense, lexical = await dense_q, []
-            if isinstance(dense, pa.Table):  # a scope's rows read to fill the cache
-                if dense.num_rows > cache.max_rows(self._dim):
-                    cache.refuse(where.scope)
-                    dense = await self._dense_query(query_vec, flt, limit)
-                else:
-                    rows = self._scope_rows(dense)
-                    cache.put(where.scope, rows, ticket)
-            if rows is not None:
-                for key, kind, item_id, cosine in rows.nearest(query_vec, where, limit):
-                    hits[key] = IndexHit(key, ItemKind(kind), item_id, cosine=cosine)
-            else:
-                for row in dense:
-                    hits[row["key"]] = IndexHit(row["key"], ItemKind(row["kind"]),
-                                                row["item_id"],
-                                                cosine=1.0 - float(row["_distance"]))
-            for row in lexical:
-                cosine = float(np.dot(np.asarray(row["vector"], dtype=np.float32), query_vec))
-                hits[row["key"]] = IndexHit(row["key"], ItemKind(row["kind"]), row["item_id"],
-                                            cosine=cosine, bm25=float(row["_score"]))
-        except Exception as exc:
-            raise StoreError(f"lancedb search failed: {exc}") from exc
+                rows = self._scope_rows(dense)
+                cache.put(where.scope, rows, ticket)
+        if rows is not None:
+            for key, kind, item_id, cosine in rows.nearest(query_vec, where, limit):
+                hits[key] = IndexHit(key, ItemKind(kind), item_id, cosine=cosine)
+        else:
+            for row in dense:
+                hits[row["key"]] = IndexHit(row["key"], ItemKind(row["kind"]),
+                                            row["item_id"],
+                                            cosine=1.0 - float(row["_distance"]))
+        for row in lexical:
+            cosine = float(np.dot(np.asarray(row["vector"], dtype=np.float32), query_vec))
+            hits[row["key"]] = IndexHit(row["key"], ItemKind(row["kind"]), row["item_id"],
+                                        cosine=cosine, bm25=float(row["_score"]))
         return list(hits.values())
 
     def _dense_query(self, query_vec: np.ndarray, flt: str, limit: int):
@@ -430,12 +472,11 @@ class LanceIndex:
         (so deleted rows are gone from disk, lancedb#2142)."""
         await self.wait_for_fold()
         async with self._lock:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)  # "removes every version": intended
-                await self._table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+            await self._optimize_and_clean()
             self._rows = await self._table.count_rows()
             self._unindexed = 0
             self._writes = 0
+            self._versions = 0
         log.info("index compacted")
 
     async def close(self) -> None:
@@ -446,6 +487,12 @@ class LanceIndex:
 
 async def _done(value):
     return value
+
+
+def _vanished(exc: BaseException) -> bool:
+    """True for LanceDB's error when a file of the version being read is gone (removed by a
+    cleanup after the read began): ``RuntimeError("... Not found: <path> ...")``."""
+    return "Not found" in str(exc)
 
 
 # ----------------------------------------------------------------- consistent copies (issue 12)

@@ -237,6 +237,15 @@ class _ForgetTargets:
     turn_count: int
 
 
+#: Pages in the WAL that start an automatic checkpoint (SQLite's default is 1,000: 4 MB with
+#: 4 KiB pages). With :data:`WAL_SIZE_LIMIT_BYTES` this keeps the WAL file near 256 KiB, so the
+#: data folder of a young bot stays within a small multiple of its compacted size
+#: (docs/benchmarks.md, "Disk growth").
+WAL_CHECKPOINT_PAGES = 64
+#: Size the WAL file is cut back to after a checkpoint (``PRAGMA journal_size_limit``).
+WAL_SIZE_LIMIT_BYTES = 256 << 10
+
+
 class SQLiteStore:
     """The SQLite side of memory. Create with :meth:`open`; close with :meth:`close`.
 
@@ -265,6 +274,11 @@ class SQLiteStore:
             await conn.execute("PRAGMA secure_delete=ON")
             await conn.execute("PRAGMA synchronous=NORMAL")
             await conn.execute("PRAGMA busy_timeout=5000")
+            # the WAL file keeps the largest size it ever reached (4 MB at SQLite's default
+            # checkpoint of 1,000 pages), twenty times a young bot's database: checkpoint at
+            # WAL_CHECKPOINT_PAGES and cut the file back to WAL_SIZE_LIMIT_BYTES after each
+            await conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
+            await conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT_BYTES}")
             store = cls(conn, path)
             await store._migrate()
         except aiosqlite.Error as exc:
