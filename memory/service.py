@@ -716,7 +716,8 @@ class MemoryService:
     ) -> RecallResult:
         """Recall memory for ``query`` in ``ctx`` and pack it under the budget.
 
-        The last episode of the thread is pinned (the next session starts with it); facts,
+        The last episode of the thread is pinned (the next session starts with it, with the
+        score it earns for ``query``, under the threshold or not); facts,
         episodes and rounds of the context's scope compete by the fused score
         (``memory.recall``), cut by the threshold, ``top_k`` facts and the budget; rounds longer
         than ``ROUND_PROMPT_TOKENS`` are shown as excerpts, a one-turn round brings the reply to
@@ -755,6 +756,7 @@ class MemoryService:
         parts = [] if not query else question_parts(query) if SPLIT_QUESTIONS else [query]
         hits: list = []
         per_part = []
+        below: dict[str, float] = {}  # best score of every hit, also under the threshold
         for part in parts:
             vector = await self.embedder.embed_query(part)
             part_hits = await self.index.search(
@@ -763,9 +765,11 @@ class MemoryService:
                                   include_history=asks_about_the_past(part)), limit=limit,
             )
             hits += part_hits
-            per_part.append(rank_hits(part_hits, self.embedder.calibration,
-                                      threshold=self.config.threshold,
-                                      cjk=language_of(part) == "zh"))
+            scored = rank_hits(part_hits, self.embedder.calibration, threshold=0.0,
+                               cjk=language_of(part) == "zh")
+            for hit, score in scored:
+                below[hit.key] = max(below.get(hit.key, 0.0), score)
+            per_part.append([(h, s) for h, s in scored if s >= self.config.threshold])
         ranked = merge_parts(per_part)
         candidates = await self._render(ranked, exclude_session_id, query)
         candidates = await self._with_replies(candidates, query)  # issue 5
@@ -777,8 +781,14 @@ class MemoryService:
         pins = [await self.store.last_episode(ctx.thread.id)]
         if exclude_session_id is not None:
             pins.append(await self.store.session_episode(exclude_session_id))
+        # a pinned episode is in the prompt whatever its score; its score is still the one it
+        # earns for this query (0.0: not among the hits), so that /why and the offline reply
+        # can tell whether it relates to the message (score >= SIMILARITY_THRESHOLD)
+        earned = {c.key: c.score for c in candidates}
         for pinned in reversed([p for p in pins if p is not None and p.scope == ctx.scope]):
-            candidates.insert(0, self._episode_item(pinned, score=1.0, pinned=True))
+            key = f"episode:{pinned.id}"
+            candidates.insert(0, self._episode_item(
+                pinned, score=earned.get(key, below.get(key, 0.0)), pinned=True))
         blocks = pack(candidates, budget_tokens=budget, top_k_facts=self.config.top_k,
                       counter=self.counter)
         if touch:
