@@ -7,17 +7,41 @@ offline model when neither ``ANTHROPIC_API_KEY`` nor ``OPENAI_BASE_URL`` is set.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from memory.recall import EPISODIC_HEADER, SEMANTIC_HEADER
-from memory.types import ChatMessage, ModelReply
+from memory.types import (
+    ChatMessage,
+    Fact,
+    FactStatus,
+    ItemKind,
+    MemoryAnswerRequest,
+    ModelReply,
+    RecalledItem,
+)
+
+DISCLAIMER = ("No language model is configured (set ANTHROPIC_API_KEY or OPENAI_BASE_URL), "
+              "so I can only show what I remember.")
+NOTHING_RELATED = "Nothing I remember seems related to this message."
+FACTS_HEADING = "What I know:"
+HISTORY_HEADING = "From earlier conversations:"
 
 
 class OfflineChatModel:
-    """A :class:`memory.ports.ChatModel` that says plainly that no language model is
-    configured and shows what memory was recalled for the message (taken from the memory
-    blocks of the system prompt). Deterministic; reports zero tokens."""
+    """A chat model without a language model: it says once per conversation that none is
+    configured, then answers each message with what memory recalled for it.
+
+    It is a :class:`memory.ports.MemoryAnswerer` (the engine gives it the recalled items as
+    data, see :func:`offline_answer`) and a :class:`memory.ports.ChatModel` (``complete`` lists
+    the memory blocks of a system prompt, for callers that only have a prompt). Deterministic;
+    reports zero tokens.
+    """
 
     name = "offline"
+
+    async def answer_from_memory(self, request: MemoryAnswerRequest) -> ModelReply:
+        """The reply of :func:`offline_answer`."""
+        return ModelReply(text=offline_answer(request), model=self.name, stop_reason="end_turn")
 
     async def complete(
         self, *, system: str, messages: Sequence[ChatMessage], max_tokens: int
@@ -29,10 +53,85 @@ class OfflineChatModel:
                 continue
             block = system[start + len(header):].split("\n\n", 1)[0]
             recalled += [line for line in block.splitlines() if line.strip()]
-        text = ("No language model is configured (set ANTHROPIC_API_KEY or OPENAI_BASE_URL), "
-                "so I can only show what I remember.")
+        text = DISCLAIMER
         if recalled:
             text += "\nRecalled for this message:\n" + "\n".join(recalled)
         else:
-            text += "\nNothing I remember seems related to this message."
+            text += "\n" + NOTHING_RELATED
         return ModelReply(text=text, model=self.name, stop_reason="end_turn")
+
+
+def offline_answer(request: MemoryAnswerRequest) -> str:
+    """A compact answer built from what was recalled for one message.
+
+    - The disclaimer (:data:`DISCLAIMER`) only on the session's first reply.
+    - Items that do not relate to the message are left out: a pinned episode (the last
+      conversation, in every prompt) counts only when the recall score it earned for this
+      message reaches the threshold, as every other item had to.
+    - Facts first (:data:`FACTS_HEADING`): current values, then earlier ones marked
+      ``earlier:`` with the dates they held; an earlier value recalled without its current
+      successor (same topic, active) brings the successor. A fact stated in this very
+      message is left out (the engine's "Noted:" line says it).
+    - Then conversations (:data:`HISTORY_HEADING`): an exchange that a shown fact came from is
+      left out (the fact says it, dated); one that a superseded fact came from is marked
+      ``(since replaced)``.
+    - :data:`NOTHING_RELATED` when nothing is left.
+    """
+    facts = {f.id: f for f in request.facts}
+    own = {request.turn_id} if request.turn_id is not None else set()
+    related = [i for i in request.items if not i.pinned or i.score >= request.threshold]
+    current: list[Fact] = []
+    earlier: list[Fact] = []
+    unknown: list[str] = []  # a recalled fact the request does not describe: shown as recalled
+    for item in related:
+        if item.kind is not ItemKind.FACT:
+            continue
+        fact = facts.get(_item_id(item))
+        if fact is None:
+            unknown.append(item.text)
+        elif not set(fact.source_turn_ids) <= own:
+            (current if fact.status is FactStatus.ACTIVE else earlier).append(fact)
+    for old in list(earlier):
+        for new in request.facts:
+            if (old.topic and new.topic == old.topic and new.status is FactStatus.ACTIVE
+                    and new not in current and not set(new.source_turn_ids) <= own):
+                current.append(new)
+    shown_sources = {t for f in current + earlier for t in f.source_turn_ids}
+    replaced_sources = {t for f in request.facts if f.status is FactStatus.SUPERSEDED
+                        for t in f.source_turn_ids}
+    history = []
+    for item in related:
+        if item.kind is ItemKind.FACT:
+            continue
+        turns = set(item.source_turn_ids)
+        if item.kind is ItemKind.ROUND and turns & shown_sources:
+            continue
+        stale = item.kind is ItemKind.ROUND and turns & replaced_sources
+        history.append(item.text + (" (since replaced)" if stale else ""))
+    lines = [DISCLAIMER] if request.first_reply else []
+    if current or earlier or unknown:
+        lines.append(FACTS_HEADING)
+        lines += [f"- {f.text} (since {_day(f.valid_from)})" for f in current]
+        lines += unknown
+        lines += [_earlier_line(f) for f in earlier]
+    if history:
+        lines.append(HISTORY_HEADING)
+        lines += history
+    if not (current or earlier or unknown or history):
+        lines.append(NOTHING_RELATED)
+    return "\n".join(lines)
+
+
+def _item_id(item: RecalledItem) -> int:
+    return int(item.key.split(":", 1)[1])
+
+
+def _day(value: datetime | None) -> str:
+    return f"{value:%Y-%m-%d}" if value else "?"
+
+
+def _earlier_line(fact: Fact) -> str:
+    if fact.status is FactStatus.ARCHIVED:
+        return (f"- {fact.text} (from {_day(fact.valid_from)}; unused for a long time, may be "
+                "out of date)")
+    return f"- earlier: {fact.text} ({_day(fact.valid_from)} to {_day(fact.valid_to)})"

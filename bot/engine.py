@@ -25,7 +25,7 @@ from memory.redact import describe_redaction, redact
 from memory.service import Context, MemoryService
 from memory.stores.sqlite import SQLiteStore
 from memory.text import language_of, without_direction_marks
-from memory.types import IncomingMessage, ThreadKey
+from memory.types import IncomingMessage, MemoryAnswerRequest, Role, ThreadKey
 
 log = logging.getLogger(__name__)
 
@@ -205,8 +205,13 @@ class ConversationEngine:
                  ",".join(i.key for i in prompt.recalled) or "-")
         log.debug("prompt system=%r", prompt.system)
         try:
-            reply = await self.model.complete(system=prompt.system, messages=prompt.messages,
-                                              max_tokens=self.max_tokens)
+            answer_from_memory = getattr(self.model, "answer_from_memory", None)
+            if callable(answer_from_memory):  # memory.ports.MemoryAnswerer: no language model
+                reply = await answer_from_memory(
+                    await self._answer_request(ctx, turn.id, prompt.recalled))
+            else:
+                reply = await self.model.complete(system=prompt.system, messages=prompt.messages,
+                                                  max_tokens=self.max_tokens)
         except ModelError as exc:
             log.warning("model call failed thread=%s: %s", ctx.thread.id, exc)
             return notes + [MODEL_DOWN_REPLY]
@@ -237,6 +242,20 @@ class ConversationEngine:
         redaction = describe_redaction(cleaned.kinds, lang)
         replies = [answer or "(the model returned an empty answer)"]
         return notes + replies + ([redaction] if redaction else [])
+
+    async def _answer_request(self, ctx: Context, turn_id: int, items) -> MemoryAnswerRequest:
+        """The data a :class:`memory.ports.MemoryAnswerer` answers from. ``first_reply`` comes
+        from the stored turns, not from this process: true until the open session's recent
+        turns (folded ones too, whatever the window's token bound) hold a reply of this model,
+        so it survives a restart and starts over with each session."""
+        _, recent = await self.memory.store.working_turns(  # the hot cache working memory uses
+            ctx.thread.id, self.memory.config.max_working_messages * 3)
+        first = not any(t.role is Role.ASSISTANT and t.generated_by == self.model.name
+                        for t in recent)
+        facts = (await self.memory.store.facts_in_scope(ctx.user.id, ctx.scope)
+                 if ctx.user.memory_enabled and items else [])
+        return MemoryAnswerRequest(items=tuple(items), threshold=self.memory.config.threshold,
+                                   facts=tuple(facts), turn_id=turn_id, first_reply=first)
 
     async def forgot_everything(self, user_id: int) -> None:
         """Run the ``on_forget_all`` listeners for ``user_id`` (``/forget all``, confirmed)."""

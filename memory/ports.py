@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Protocol, runtime_checkable
 
-from memory.types import ChatMessage, IndexHit, IndexItem, ModelReply
+from memory.types import ChatMessage, IndexHit, IndexItem, MemoryAnswerRequest, ModelReply
 
 
 class Clock(Protocol):
@@ -138,6 +138,19 @@ class ChatModel(Protocol):
             ModelUnavailable: the provider could not be reached.
             ModelError: any other failure.
         """
+        ...
+
+
+class MemoryAnswerer(Protocol):
+    """A chat model without a language model behind it (the offline model): it answers from
+    the recalled items themselves, so the engine gives it them as data
+    (:class:`memory.types.MemoryAnswerRequest`) instead of ``ChatModel.complete``'s prompt.
+    The engine checks for the method (``answer_from_memory``), not for a base class."""
+
+    name: str
+
+    async def answer_from_memory(self, request: MemoryAnswerRequest) -> ModelReply:
+        """Answer one message from ``request``; never raises for the request's content."""
         ...
 
 

@@ -293,3 +293,26 @@ class Prompt:
     memory_tokens: int = 0
     working_tokens: int = 0
     extras: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryAnswerRequest:
+    """What a chat model that answers from memory alone (no language model: the offline
+    model) is given for one reply, as data rather than as prompt text.
+
+    Attributes:
+        items: the recalled items of the prompt, in prompt order (pinned first); a pinned
+            item's ``score`` is the one it earned for this message.
+        threshold: ``SIMILARITY_THRESHOLD``: an item relates to the message when its score
+            reaches it (unpinned items always do: recall cut the others).
+        facts: the speaker's facts of this chat's scope, every status, oldest first: to tell
+            current values from earlier ones and which exchanges a fact came from.
+        turn_id: the current message's turn (what it states is not "remembered" yet).
+        first_reply: no reply of this model in this session yet: say once what it is.
+    """
+
+    items: tuple[RecalledItem, ...]
+    threshold: float
+    facts: tuple[Fact, ...] = ()
+    turn_id: int | None = None
+    first_reply: bool = True

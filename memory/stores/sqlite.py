@@ -860,6 +860,11 @@ class SQLiteStore:
             args.append(topic)
         return [self._fact(r) for r in await self._all(sql + " ORDER BY id", args)]
 
+    async def facts_in_scope(self, user_id: int, scope: str) -> list[Fact]:
+        """A user's facts in one scope, every status, oldest first."""
+        return [self._fact(r) for r in await self._all(
+            "SELECT * FROM facts WHERE user_id = ? AND scope = ? ORDER BY id", (user_id, scope))]
+
     async def add_candidate(
         self, *, user_id: int, scope: str, topic: str | None, value: str | None, text: str,
         norm: str, lang: str, vector: bytes | None, session_id: int, turn_id: int, now: datetime,

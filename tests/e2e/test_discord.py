@@ -166,7 +166,7 @@ async def test_dm_remembers_across_sessions_closed_by_bye(tmp_path):
             await env.say(ana, "bye")
         answer = one(await env.say(ana, "Let's continue with the vector database: where did we "
                                         "say to start?"))
-        assert "vector database" in answer["content"].split("Recalled for this message:")[1]
+        assert "vector database" in answer["content"].split("From earlier conversations:")[1]
         token = await env.slash(ana, "why")
         why = one(env.fake.followups(token))["content"]
         assert "vector database" in why and why.startswith("For my last reply I recalled")

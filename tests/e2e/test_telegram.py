@@ -35,6 +35,7 @@ class Scripted(OfflineChatModel):
     records every prompt."""
 
     name = "scripted"
+    answer_from_memory = None  # it stands for a language model: every prompt goes to complete()
 
     def __init__(self) -> None:
         self.answers: deque = deque()
