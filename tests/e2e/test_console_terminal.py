@@ -31,20 +31,37 @@ def _environ(tmp_path: Path) -> dict:
     return environ
 
 
+def _assistant_turns(data: Path) -> int:
+    """Replies stored in the data folder's database so far (0 before it exists)."""
+    db = data / "memory.db"
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db) as conn:
+            return conn.execute("SELECT count(*) FROM turns WHERE role = 'assistant'"
+                                ).fetchone()[0]
+    except sqlite3.OperationalError:  # the schema is still being created
+        return 0
+
+
 class Terminal:
     """One tmux server of its own (private socket) running ``command`` in a 200x50 pane; the
     command's exit status is written to ``rc``."""
 
-    def __init__(self, tmp_path: Path, command: str) -> None:
-        self.socket = str(tmp_path / "tmux.sock")
-        self.rc = tmp_path / "rc"
+    def __init__(self, tmp_path: Path, command: str, name: str = "1") -> None:
+        self.socket = str(tmp_path / f"tmux-{name}.sock")  # a new server never reuses a socket
+        self.rc = tmp_path / f"rc-{name}"
         self.env = _environ(tmp_path)
+        self.data = tmp_path / "data"
+        self.replies_before = _assistant_turns(self.data)  # of earlier runs on this data
         self.tmux("new-session", "-d", "-s", "console", "-x", "200", "-y", "50",
                   f"{command}; echo $? > {self.rc}; sleep 600")
 
     def tmux(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-S", self.socket, *args], env=self.env, check=True,
-                              capture_output=True, text=True, timeout=30).stdout
+        done = subprocess.run(["tmux", "-S", self.socket, *args], env=self.env,
+                              capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, f"tmux {args[0]}: {done.stderr.strip()}"
+        return done.stdout
 
     def screen(self) -> list[str]:
         """The visible lines, trailing blanks removed."""
@@ -53,12 +70,15 @@ class Terminal:
             lines.pop()
         return lines
 
-    def wait_for_prompt(self, timeout: float = 180) -> list[str]:
-        """Wait until the last line of the screen is an empty ``you>`` prompt."""
+    def wait_for_prompt(self, number: int, timeout: float = 180) -> list[str]:
+        """Wait for the ``number``-th prompt: the replies to the ``number - 1`` lines before it
+        are stored and the last line of the screen is an empty ``you>`` prompt (keys typed
+        before it would be typeahead, handled before the prompt has loaded its history)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             lines = self.screen()
-            if lines and lines[-1].rstrip() == "you>":
+            if (lines and lines[-1].rstrip() == "you>"
+                    and _assistant_turns(self.data) - self.replies_before >= number - 1):
                 return lines
             time.sleep(0.2)
         raise AssertionError("no prompt on the screen:\n" + "\n".join(self.screen()))
@@ -91,7 +111,7 @@ def terminal_factory(tmp_path):
     opened: list[Terminal] = []
 
     def start(command: str) -> Terminal:
-        opened.append(Terminal(tmp_path, command))
+        opened.append(Terminal(tmp_path, command, name=str(len(opened) + 1)))
         return opened[-1]
 
     yield start
@@ -107,16 +127,16 @@ def _user_turns(tmp_path: Path) -> list[str]:
 
 def test_typing_editing_history_and_a_long_paste_in_make_run(tmp_path, terminal_factory):
     term = terminal_factory(f"make --no-print-directory -C {REPO} run ARGS='--user tess'")
-    first = term.wait_for_prompt()
+    first = term.wait_for_prompt(1)
     assert first[0].startswith("memory-bot console - user tess - model offline")
     term.keys("I like gren tea", *["Left"] * 5, "e", "Enter")  # an edit mid-line
-    term.wait_for_prompt()
+    term.wait_for_prompt(2)
     term.keys("Up", *["BSpace"] * 9, "coffee", "Enter")  # the history, edited
-    term.wait_for_prompt()
+    term.wait_for_prompt(3)
     pasted = " ".join(f"word{n}" for n in range(6000))[:30_000]
     term.paste(pasted, tmp_path)
     term.keys("Enter")
-    term.wait_for_prompt()
+    term.wait_for_prompt(4)
     term.keys("C-c")
     assert term.exit_status() == 0
     screen = "\n".join(term.screen())
@@ -132,17 +152,16 @@ def test_typing_editing_history_and_a_long_paste_in_make_run(tmp_path, terminal_
 
 def test_ctrl_d_quits_and_the_next_run_recalls_the_history(tmp_path, terminal_factory):
     term = terminal_factory(f"{BIN} console")
-    term.wait_for_prompt()
+    term.wait_for_prompt(1)
     term.keys("where did I park", "Enter")
-    term.wait_for_prompt()
+    term.wait_for_prompt(2)
     term.keys("C-d")
     assert term.exit_status() == 0
     term.close()
-    term.rc.unlink()
     again = terminal_factory(f"{BIN} console")
-    again.wait_for_prompt()
+    again.wait_for_prompt(1)
     again.keys("Up", "?", "Enter")
-    again.wait_for_prompt()
+    again.wait_for_prompt(2)
     again.keys("/quit", "Enter")
     assert again.exit_status() == 0
     assert _user_turns(tmp_path) == ["where did I park", "where did I park?"]
