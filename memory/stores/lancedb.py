@@ -9,22 +9,36 @@ queries use a prefilter inside the query (lancedb#511, #2761).
 Full-text: an inverted index on ``search_text`` with the white-space tokenizer (text arrives
 pre-segmented by ``memory.text.search_text``, Chinese through jieba), lowercasing, English
 stemming and stop words. Rows added after the index was built are searchable at once.
-LanceDB scores indexed rows with the index's statistics and unindexed rows with statistics that
-include them, so the two drift apart as unindexed rows pile up; folding them in (``optimize``)
-makes them equal again. ``optimize`` also compacts, which rewrites every fragment smaller than
-LanceDB's target: on a table of 100,000 rows one fold takes about a second. Hence the fold
-policy (:data:`FOLD_ALWAYS_BELOW_ROWS`, :data:`FOLD_UNINDEXED_FRACTION`): small tables fold
-on every write, as before; large ones fold in the background once unindexed rows exceed a small
-fraction of the table (measured in ``docs/benchmarks.md``: the recall ranking stays the same).
-:meth:`LanceIndex.compact` folds at once and also removes old versions.
 
-Old versions: every commit is a new table version, and a fold that compacts writes the table
-anew, so versions kept until the daily maintenance grew the folder by ~300 KB per message on a
-small table (16 MB in 303 versions after 70 messages). Every fold therefore also removes the
-versions before it, and :data:`CLEANUP_AFTER_VERSIONS` commits without a fold bring one on, so
-the folder stays within a small multiple of its compacted size between maintenance runs
-(``docs/benchmarks.md``, "Disk growth"). A search that was reading a version removed
-underneath it fails with LanceDB's "Not found" and is run again once, on the current version.
+Scores of unindexed rows (LanceDB 0.40, measured in ``docs/benchmarks.md``, "Index writes"):
+rows not yet in the full-text index are scored with the statistics of the whole table, exactly
+as they will be once folded in; the indexed rows keep the statistics of the index alone. So it
+is the indexed rows whose scores drift as unindexed rows pile up, by at most 0.008 of the
+fused score with 2% of the table unindexed (p99 0.005, LoCoMo turns). Folding them in
+(``optimize``) makes every score exact again, but it also compacts, and LanceDB's compaction
+merges the small indexed fragment a previous fold left with the large one: every fold rewrites
+the whole table (~0.1 s at 2,000 rows, ~1 s at 21,000, a few at 210,000). Hence the fold
+policy, instead of a fold after every write:
+
+* :data:`FOLD_UNINDEXED_FRACTION`: fold once the unindexed rows exceed this share of the
+  indexed ones (the score drift above), so folds come at a rate proportional to the table's
+  growth and the rewrite costs a constant amount per written row at any size;
+* :data:`FRAGMENT_SEARCH_MS`: each commit leaves a small unindexed fragment that every query
+  scans on its own (~0.5 ms of CPU per fragment and search); once the searches since the last
+  fold have spent on fragments (counted at :data:`FRAGMENT_SEARCH_MS`) as much as that fold
+  took, fold (a ski-rental rule: a bot that searches much folds often, a bulk import seldom);
+* :data:`CLEANUP_AFTER_VERSIONS`: at the latest after this many commits, for the disk.
+
+Tables under :data:`FOLD_INLINE_BELOW_ROWS` fold within the write; larger ones in the
+background. :meth:`LanceIndex.compact` folds at once.
+
+Old versions: every commit is a new table version, and a fold writes the table anew, so
+versions kept until the daily maintenance grew the folder by ~300 KB per message on a small
+table (16 MB in 303 versions after 70 messages). Every fold therefore also removes the
+versions before it, so the folder stays within a small multiple of its compacted size between
+maintenance runs (``docs/benchmarks.md``, "Disk growth"). A search that was reading a version
+removed underneath it fails with LanceDB's "Not found" and is run again once, on the current
+version.
 
 The dense half of a search runs on an in-process copy of the scope's rows when the scope is
 small enough to keep (``memory/stores/scope_cache.py``, dropped by every write that touches
@@ -37,10 +51,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
+
 
 import lancedb
 import numpy as np
@@ -56,26 +72,26 @@ log = logging.getLogger(__name__)
 
 _SAFE = re.compile(r"^[A-Za-z0-9:_\-]+$")
 
-FOLD_ALWAYS_BELOW_ROWS = 5000
-"""Tables with fewer rows fold new rows into the indexes on every write (cheap there)."""
-FOLD_UNINDEXED_FRACTION = 0.01
-"""Larger tables fold, in the background, once unindexed rows exceed this share of the rows."""
-FOLD_AFTER_WRITES = 10
-"""...or once this many writes (commits) came in since the last fold: each commit leaves a
-small unindexed fragment that every query scans on its own. Measured (docs/benchmarks.md,
-issue 11): 50 one-commit writes tripled the CPU of a search (7 -> 25 ms at 21,000 rows,
-8 -> 31 ms at 210,000), and a fold, which brings it back, cost 40 and 190 ms of CPU; with ~4
-searches per write, folding every ~10 writes costs least."""
-FOLD_AFTER_WRITES_BELOW_ROWS = 50_000
-"""The :data:`FOLD_AFTER_WRITES` rule applies to tables below this many rows only: a fold also
-compacts, which rewrites the whole table once it is one large fragment. At 210,000 rows that
-raised the peak memory of the bench's serving process from 403 to 694 MiB and left ~330 MB
-on disk per fold until maintenance (docs/benchmarks.md, issue 11)."""
+FOLD_UNINDEXED_FRACTION = 0.02
+"""Fold once unindexed rows exceed this share of the indexed rows. The fused-score drift of the
+indexed rows it allows, measured on the LoCoMo turns with the newest ones unindexed
+(docs/benchmarks.md, "Index writes"): 1% -> max 0.005 (p99 0.003), 2% -> 0.008 (0.005),
+5% -> 0.022 (0.008), 10% -> 0.027 (0.011) of the score in [0, 1]."""
+FRAGMENT_SEARCH_MS = 2.0
+"""What one unindexed fragment is counted to add to one search, in milliseconds, against the
+last fold's wall time. Measured: ~0.5 ms of CPU (dense, full-text and the scope prefilter each
+scan it; 200 one-row commits on a 21,000-row table took a search from ~19 to ~170 ms of CPU,
+docs/benchmarks.md "Index writes"); counted four times, because it falls on the reply path of
+every search while a fold runs in the background. With ~4 searches per write this folds about
+every 15 writes at 21,000 rows and every 5 at 2,000. 0 turns the fragment rule off."""
+FOLD_INLINE_BELOW_ROWS = 5000
+"""Tables with fewer rows fold within the write that makes the fold due (tens of ms there);
+larger ones in the background, so the write returns first."""
 CLEANUP_AFTER_VERSIONS = 100
 """Most commits without a fold (each a table version whose files stay on disk until a fold
 removes them): after this many the next write folds, and so cleans up, whatever the table's
-size. Folds on small tables and the fold rules above come far sooner; this bounds the old
-manifests and deletion files of a large table that takes many small writes."""
+size. This bounds the old manifests and deletion files of a large table that takes many small
+writes and few searches."""
 INDEX_CACHE_BYTES = 32 << 20
 """LanceDB's cache of opened index parts (full-text, BTree) per index handle. The library's
 default is far larger; at 100,000 facts (210,000 rows) 16-64 MiB gave the same query times
@@ -130,17 +146,20 @@ def table_name(embedder_name: str) -> str:
 class LanceIndex:
     """The production :class:`memory.ports.SearchIndex` on LanceDB. Create with :meth:`open`."""
 
-    def __init__(self, table, dim: int, *, fold_always_below: int = FOLD_ALWAYS_BELOW_ROWS,
-                 fold_fraction: float = FOLD_UNINDEXED_FRACTION,
-                 fold_after_writes: int = FOLD_AFTER_WRITES,
+    def __init__(self, table, dim: int, *, fold_fraction: float = FOLD_UNINDEXED_FRACTION,
+                 fragment_search_ms: float = FRAGMENT_SEARCH_MS,
+                 fold_inline_below: int = FOLD_INLINE_BELOW_ROWS,
+                 cleanup_after_versions: int = CLEANUP_AFTER_VERSIONS,
                  scope_cache_bytes: int = SCOPE_CACHE_BYTES) -> None:
         self._table = table
         self._dim = dim
-        self._fold_always_below = fold_always_below
         self._fold_fraction = fold_fraction
-        self._fold_after_writes = fold_after_writes
-        self._writes = 0  # commits since the last fold
-        self._versions = 0  # commits since old versions were last removed
+        self._fragment_search_ms = fragment_search_ms
+        self._fold_inline_below = fold_inline_below
+        self._cleanup_after_versions = cleanup_after_versions
+        self._writes = 0  # commits since the last fold (= unindexed fragments)
+        self._fragment_ms = 0.0  # estimated search CPU spent on those fragments since then
+        self._fold_ms: float | None = None  # wall time of this handle's last fold
         # Upserts waiting for the write lock, committed together (group commit); a delete
         # starts a new generation so that no upsert called after it is written before it.
         self._pending: list[tuple[int, Sequence[IndexItem], asyncio.Future]] = []
@@ -157,14 +176,16 @@ class LanceIndex:
 
     @classmethod
     async def open(cls, folder: str | Path, *, embedder_name: str, dim: int,
-                   fold_always_below: int = FOLD_ALWAYS_BELOW_ROWS,
                    fold_fraction: float = FOLD_UNINDEXED_FRACTION,
-                   fold_after_writes: int = FOLD_AFTER_WRITES,
+                   fragment_search_ms: float = FRAGMENT_SEARCH_MS,
+                   fold_inline_below: int = FOLD_INLINE_BELOW_ROWS,
+                   cleanup_after_versions: int = CLEANUP_AFTER_VERSIONS,
                    scope_cache_bytes: int = SCOPE_CACHE_BYTES) -> "LanceIndex":
         """Open (creating if needed) the table of ``embedder_name`` under ``folder``.
 
-        ``fold_always_below`` (rows), ``fold_fraction`` and ``fold_after_writes`` set the fold
-        policy (see the module docstring; the defaults are the measured ones);
+        ``fold_fraction`` (0: fold after every write), ``fragment_search_ms`` (0: no fragment
+        rule), ``fold_inline_below`` (rows) and ``cleanup_after_versions`` (commits) set the
+        fold policy (see the module docstring; the defaults are the measured ones);
         ``scope_cache_bytes`` the budget of the in-process scope vectors (0: none).
 
         Raises:
@@ -192,8 +213,9 @@ class LanceIndex:
                 f"index table {table_name(embedder_name)} holds {vector_type.list_size}-d vectors "
                 f"but the embedder gives {dim}-d; run `memory-bot reindex`"
             )
-        index = cls(table, dim, fold_always_below=fold_always_below,
-                    fold_fraction=fold_fraction, fold_after_writes=fold_after_writes,
+        index = cls(table, dim, fold_fraction=fold_fraction,
+                    fragment_search_ms=fragment_search_ms, fold_inline_below=fold_inline_below,
+                    cleanup_after_versions=cleanup_after_versions,
                     scope_cache_bytes=scope_cache_bytes)
         indices = await table.list_indices()
         index._has_fts = any(i.index_type == "FTS" for i in indices)
@@ -244,12 +266,16 @@ class LanceIndex:
         module docstring)."""
         if not self._has_fts or self._unindexed == 0:
             return False
-        if self._rows < self._fold_always_below:
-            return True
-        return (self._unindexed > self._fold_fraction * self._rows
-                or (self._writes >= self._fold_after_writes
-                    and self._rows < FOLD_AFTER_WRITES_BELOW_ROWS)
-                or self._versions >= CLEANUP_AFTER_VERSIONS)
+        indexed = max(1, self._rows - self._unindexed)
+        return (self._unindexed > self._fold_fraction * indexed
+                or (self._fragment_search_ms > 0
+                    and self._fragment_ms >= self._expected_fold_ms())
+                or self._writes >= self._cleanup_after_versions)
+
+    def _expected_fold_ms(self) -> float:
+        """What the next fold is expected to cost: the last one's wall time, or before any,
+        ~0.05 ms a row (measured: 0.05-0.2 s at 2,000 rows, ~1 s at 21,000)."""
+        return self._fold_ms if self._fold_ms is not None else 20.0 + 0.05 * self._rows
 
     async def upsert(self, items: Sequence[IndexItem]) -> None:
         """Insert or replace rows by key, in one commit, and return once they are committed;
@@ -306,10 +332,9 @@ class LanceIndex:
         self._rows += len(items)
         self._unindexed += len(items)
         self._writes += 1
-        self._versions += 1
         background = False
         if self._fold_due():
-            if self._rows < self._fold_always_below:
+            if self._rows < self._fold_inline_below:
                 await self._fold_locked()
             else:
                 background = True
@@ -321,11 +346,13 @@ class LanceIndex:
         with cleanup; the caller holds the lock, so no write of this process is under way).
         The indexes' previous files stay until the next fold (LanceDB prunes before it
         rewrites them)."""
+        started = time.perf_counter()
         await self._optimize_and_clean()
+        self._fold_ms = (time.perf_counter() - started) * 1000
         self._rows = await self._table.count_rows()
         self._unindexed = 0
         self._writes = 0
-        self._versions = 0
+        self._fragment_ms = 0.0
         self.folds += 1
 
     async def _optimize_and_clean(self) -> None:
@@ -385,6 +412,7 @@ class LanceIndex:
         Raises:
             StoreError: the search failed (twice, when the first failure was a removed file).
         """
+        self._count_fragment_cost()
         try:
             return await self._search(vector, text, where, limit)
         except Exception as exc:
@@ -395,6 +423,15 @@ class LanceIndex:
             return await self._search(vector, text, where, limit)
         except Exception as exc:
             raise StoreError(f"lancedb search failed: {exc}") from exc
+
+    def _count_fragment_cost(self) -> None:
+        """Charge this search's scan of the unindexed fragments to the fragment rule, and
+        start a background fold when it is due (see the module docstring)."""
+        if self._writes == 0 or self._fragment_search_ms <= 0:
+            return
+        self._fragment_ms += self._writes * self._fragment_search_ms
+        if self._fold_due() and (self._fold_task is None or self._fold_task.done()):
+            self._fold_task = asyncio.ensure_future(self._fold_in_background())
 
     async def _search(self, vector: Sequence[float], text: str, where: ScopeFilter,
                       limit: int) -> list[IndexHit]:
@@ -476,7 +513,7 @@ class LanceIndex:
             self._rows = await self._table.count_rows()
             self._unindexed = 0
             self._writes = 0
-            self._versions = 0
+            self._fragment_ms = 0.0
         log.info("index compacted")
 
     async def close(self) -> None:

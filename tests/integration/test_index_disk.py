@@ -65,8 +65,8 @@ async def test_a_large_table_without_folds_still_removes_old_versions(tmp_path):
     # a table whose fold rules never fire (large, far under the unindexed share): only the
     # count of commits brings a fold, and with it the removal of old versions
     index = await LanceIndex.open(tmp_path, embedder_name=embedder.name, dim=embedder.dim,
-                                  fold_always_below=0, fold_fraction=10.0,
-                                  fold_after_writes=10**9)
+                                  fold_inline_below=0, fold_fraction=10.0,
+                                  fragment_search_ms=0)
     try:
         await index.upsert(await _items(embedder, 0, 500))
         await index.compact()
@@ -83,6 +83,7 @@ async def test_a_large_table_without_folds_still_removes_old_versions(tmp_path):
 async def test_searches_during_folds_that_remove_versions_never_fail(tmp_path):
     embedder = HashingEmbedder()
     index = await LanceIndex.open(tmp_path, embedder_name=embedder.name, dim=embedder.dim,
+                                  fold_fraction=0,  # every write folds
                                   scope_cache_bytes=0)  # every search reads the table
     try:
         await index.upsert(await _items(embedder, 0, 200))
@@ -101,7 +102,7 @@ async def test_searches_during_folds_that_remove_versions_never_fail(tmp_path):
             return done
 
         searchers = [asyncio.ensure_future(search_while_writing()) for _ in range(4)]
-        for i in range(30):  # a small table folds, and removes old versions, on every write
+        for i in range(30):  # each write folds and removes the old versions
             await index.upsert(await _items(embedder, 1000 + i, 1))
         stop.set()
         assert sum(await asyncio.gather(*searchers)) > 0
