@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from dataclasses import dataclass
 
 from memory.ports import TokenCounter
@@ -105,15 +106,24 @@ _REMIND = re.compile(r"\bremind me\b|\bdon't let me forget\b|提醒我|记得提
 
 #: Words of greetings, thanks and goodbyes: a sentence made only of them ("Thanks, bye",
 #: "Okay great!", 谢谢，再见) says nothing about the session and is left out of the summary.
-_PLEASANTRY_WORDS = frozenset(search_tokens(
+#: The Chinese ones are segmented when first needed (by a sentence with Chinese in it): jieba's
+#: dictionary costs ~1 s and ~78 MB, and an English-only bot never loads it.
+_PLEASANTRY_EN = frozenset(search_tokens(
     "hi hello hey thanks thank you so much very bye goodbye good night ok okay great cool sure "
     "see you later talk soon yeah yes no nope lol haha wow awesome nice again appreciate it "
-    "that's all for now 谢谢 好的 再见 拜拜 嗯 你好 好 哈哈 好吧 了 啊 呀 哦"))
+    "that's all for now"))
+_PLEASANTRY_ZH = "谢谢 好的 再见 拜拜 嗯 你好 好 哈哈 好吧 了 啊 呀 哦"
+
+
+@lru_cache(maxsize=1)
+def _pleasantry_zh() -> frozenset[str]:
+    return frozenset(search_tokens(_PLEASANTRY_ZH))
 
 
 def _pleasantry(sentence: str) -> bool:
     """True when every search token of ``sentence`` is a greeting, thanks or goodbye word."""
-    return set(search_tokens(sentence)) <= _PLEASANTRY_WORDS
+    tokens = set(search_tokens(sentence)) - _PLEASANTRY_EN
+    return not tokens or (not all(t.isascii() for t in tokens) and tokens <= _pleasantry_zh())
 
 
 def _content(text: str) -> set[str]:

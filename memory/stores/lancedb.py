@@ -49,8 +49,10 @@ search with the same prefilter.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import logging
 import re
+import sys
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -58,10 +60,38 @@ from datetime import timedelta
 from pathlib import Path
 
 
-import lancedb
-import numpy as np
-import pyarrow as pa
-from lancedb.index import FTS
+def _defer_namespace_client() -> None:
+    """Let ``import lancedb`` skip the REST client of LanceDB's namespace API until something
+    uses it. ``lance_namespace`` imports the generated ``lance_namespace_urllib3_client``
+    package only for its model classes, but the package's ``__init__`` also imports every API
+    module, and building their pydantic validators took ~1.4 s of a 2.3 s start-up on a quiet
+    machine (3 s under load; docs/benchmarks.md, "Start-up"). A local folder never talks REST.
+    The package is registered without running its ``__init__`` (its submodules, such as
+    ``.models``, import as usual); the first use of a name of the package itself runs the
+    ``__init__`` then, so nothing changes for code that does use the client."""
+    name = "lance_namespace_urllib3_client"
+    if name in sys.modules:
+        return
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None or not spec.submodule_search_locations:
+        return
+    package = importlib.util.module_from_spec(spec)
+
+    def load_on_use(attr: str):
+        del package.__getattr__  # from now on the package's own names
+        spec.loader.exec_module(package)
+        return getattr(package, attr)
+
+    package.__getattr__ = load_on_use  # PEP 562: called only for names not yet there
+    sys.modules[name] = package
+
+
+_defer_namespace_client()
+
+import lancedb  # noqa: E402 - after the deferral above
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+from lancedb.index import FTS  # noqa: E402
 
 from memory.errors import StoreError
 from memory.ports import ScopeFilter
