@@ -141,6 +141,20 @@ def resolve_relative_dates(text: str, *, at: datetime, tz: str = "UTC", lang: st
 
 
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_SENTENCE_END = re.compile(r"(?<=[.!?\n。！？])\s+|(?<=[。！？\n])")
+
+
+def _cue_sentences(text: str) -> str:
+    """The sentences of ``text`` that hold a relative-date cue, joined (the others can add no
+    date): dateparser's cost grows with the text, and a long reply in a round held one or two
+    such sentences in 2,000 characters (LongMemEval_S: 16 s of a haystack's replay went to
+    dateparser on whole rounds)."""
+    if len(text) <= 200 or not (_EN_CUE.search(text) or _ZH_CUE.search(text)
+                                or _TWO_DAYS.search(text)):
+        return text if len(text) <= 200 else ""
+    kept = [p for p in _SENTENCE_END.split(text)
+            if _EN_CUE.search(p) or _ZH_CUE.search(p) or _TWO_DAYS.search(p)]
+    return " ".join(kept)
 
 
 def time_keys(at: datetime, text: str, tz: str = "UTC") -> str:
@@ -149,6 +163,7 @@ def time_keys(at: datetime, text: str, tz: str = "UTC") -> str:
     ``YYYY-MM-DD``, month name, year and weekday (e.g. "2023-05-07 May 2023 Sunday"), so a
     question that names the time ("in May 2023", "last Sunday", "2023年5月") finds it."""
     days = [local_day(at, tz)]
+    text = _cue_sentences(text)
     resolved = resolve_relative_dates(text, at=at, tz=tz, lang="zh" if _ZH_CUE.search(text) else "en")
     if resolved != text:
         for y, m, d in _ISO.findall(resolved):

@@ -121,6 +121,36 @@ RETRY_MAX_SECONDS = 3600.0
 ROUND_USER_WEIGHT = 1.0
 #: Turns left unfolded in working memory after a fold (issue 4: "every turn except the last 10").
 KEEP_AFTER_FOLD = 10
+#: A round longer than this many characters is embedded from its first this many alone (its
+#: user turn, and how the reply starts when the turn is short): recall shows a long round as an
+#: excerpt of its best-matching sentences, which the words (full-text) find anywhere in it,
+#: while the vector of a whole long answer blurs towards the answer's topic; and embedding time
+#: grows with the text (faster than linearly: attention). LongMemEval_S rounds have a median
+#: of ~1,900 characters (the replies ~1,700, the user turns ~180); LoCoMo and MemDaily
+#: messages are mostly shorter. Measured in docs/benchmarks.md ("Ingest").
+ROUND_EMBED_CHARS = 300
+#: Rows embedded per call when the start-up reconcile (or an import) adds many.
+RECONCILE_ROWS = 256
+
+
+def _embed_head(text: str) -> str:
+    """``text`` cut to about ``ROUND_EMBED_CHARS`` characters, at a word end when there is one
+    in the last fifth (Chinese has none: cut at the limit)."""
+    if len(text) <= ROUND_EMBED_CHARS:
+        return text
+    head = text[:ROUND_EMBED_CHARS]
+    cut = head.rfind(" ", ROUND_EMBED_CHARS * 4 // 5)
+    return head[:cut] if cut > 0 else head
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """An index row before it is embedded: the item (``vector`` empty) and the texts whose
+    document vectors make its vector, with their weights (one text: its vector)."""
+
+    item: IndexItem
+    texts: tuple[str, ...]
+    weights: tuple[float, ...] = (1.0,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -520,14 +550,14 @@ class MemoryService:
             rounds=rounds, started_at=started, ended_at=ended, now=now, drop_turn_ids=dropped,
             folded_through=folded_through, apply=apply_plan if plan is not None else None,
         )
-        items = []
+        rows = []  # facts, episode and rounds, embedded in one call
         if changed_facts:  # before the rounds: their keys include the facts drawn from them
             facts = await self.store.get_facts(changed_facts)
-            items += await self._fact_items([(f, self._fact_scope(f)) for f in facts.values()])
+            rows += self._fact_rows([(f, self._fact_scope(f)) for f in facts.values()])
         if episode is not None:
-            items += await self._episode_items([episode])
-        items += await self._round_items(stored_rounds)
-        await self.index.upsert(items)
+            rows += self._episode_rows([episode])
+        rows += await self._round_rows(stored_rounds)
+        await self.index.upsert(await self._embed_rows(rows))
         log.info("session %s id=%s episode=%s rounds=%d dropped_turns=%d",
                  "folded" if folding else "consolidated", work.session_id,
                  episode.id if episode else None, len(stored_rounds), len(dropped))
@@ -565,42 +595,70 @@ class MemoryService:
 
     # ----------------------------------------------------------------- index rows
 
-    async def _items(self, specs: list[tuple], extra: Sequence[str] | None = None,
-                     embed: Callable[[str], str] | None = None) -> list[IndexItem]:
-        """Index rows for ``(kind, id, owner, scope, status, text, created_at)`` specs; ``extra``
-        (parallel to ``specs``) is added to the lexical keys only (expanded keys); ``embed``
-        gives the text a row's vector is made from (default: its text)."""
-        if not specs:
-            return []
-        vectors = await self.embedder.embed_documents(
-            [embed(s[5]) if embed else s[5] for s in specs])
+    def _rows(self, specs: list[tuple], extra: Sequence[str] | None = None,
+              embed: Callable[[str], str] | None = None) -> list[_Row]:
+        """Index rows, not yet embedded, for ``(kind, id, owner, scope, status, text,
+        created_at)`` specs; ``extra`` (parallel to ``specs``) is added to the lexical keys only
+        (expanded keys); ``embed`` gives the text a row's vector is made from (default: its
+        text)."""
         extra = extra or [""] * len(specs)
         return [
-            IndexItem(key=f"{kind.value}:{item_id}", kind=kind, item_id=item_id, owner=owner,
-                      scope=scope, status=status, text=text,
-                      search_text=search_text(f"{text} {more}" if more else text),
-                      vector=vector, created_at=created)
-            for (kind, item_id, owner, scope, status, text, created), vector, more
-            in zip(specs, vectors, extra)
+            _Row(IndexItem(key=f"{kind.value}:{item_id}", kind=kind, item_id=item_id, owner=owner,
+                           scope=scope, status=status, text=text,
+                           search_text=search_text(f"{text} {more}" if more else text),
+                           vector=(), created_at=created),
+                 (embed(text) if embed else text,))
+            for (kind, item_id, owner, scope, status, text, created), more in zip(specs, extra)
         ]
 
+    async def _embed_rows(self, rows: Sequence[_Row]) -> list[IndexItem]:
+        """The rows with their vectors, every text embedded in one ``embed_documents`` call (a
+        text several rows share, once); a row of several texts gets the normalised weighted sum
+        of their vectors."""
+        texts = list(dict.fromkeys(t for row in rows for t in row.texts))
+        if not texts:
+            return []
+        vector_of = dict(zip(texts, await self.embedder.embed_documents(texts)))
+        out = []
+        for row in rows:
+            if len(row.texts) == 1:
+                vector = vector_of[row.texts[0]]
+            else:
+                mixed = [sum(w * v[k] for w, v in zip(row.weights, (vector_of[t] for t in row.texts)))
+                         for k in range(len(vector_of[row.texts[0]]))]
+                norm = math.sqrt(sum(x * x for x in mixed)) or 1.0
+                vector = [x / norm for x in mixed]
+            out.append(replace(row.item, vector=vector))
+        return out
+
     async def _fact_items(self, facts: Sequence[tuple[Fact, str]]) -> list[IndexItem]:
+        """Index rows of facts, embedded (``_fact_rows``)."""
+        return await self._embed_rows(self._fact_rows(facts))
+
+    def _fact_rows(self, facts: Sequence[tuple[Fact, str]]) -> list[_Row]:
         """Index rows of facts; a fact with a known topic gets the topic's question words as
         expanded lexical keys (``memory.topics.TOPIC_TERMS``: "Which city am I in?" finds
         "The user lives in Graz"); its vector is made from its first-person wording
         (``memory.facts.first_person``: "where do I live?" finds it)."""
-        return await self._items([
+        return self._rows([
             (ItemKind.FACT, f.id, str(f.user_id), scope, f.status.value, f.text, f.created_at)
             for f, scope in facts
         ], [topic_terms(f.topic) for f, _ in facts], embed=first_person)
 
     async def _episode_items(self, episodes: Sequence[Episode]) -> list[IndexItem]:
-        return await self._items([
+        return await self._embed_rows(self._episode_rows(episodes))
+
+    def _episode_rows(self, episodes: Sequence[Episode]) -> list[_Row]:
+        return self._rows([
             (ItemKind.EPISODE, e.id, "", e.scope, "active", self._episode_text(e), e.ended_at)
             for e in episodes
         ], [time_keys(e.started_at, e.summary, self.config.default_timezone) for e in episodes])
 
     async def _round_items(self, rounds: Sequence[Round]) -> list[IndexItem]:
+        """Index rows of rounds, embedded (``_round_rows``)."""
+        return await self._embed_rows(await self._round_rows(rounds))
+
+    async def _round_rows(self, rounds: Sequence[Round]) -> list[_Row]:
         """Rounds with expanded keys (LongMemEval, Wu et al. 2025: fact-expanded keys +9.4%
         recall): the lexical keys of a round add the facts drawn from its turns, the topic
         statements of its user turn with their question words (``memory.topics``: "I just
@@ -608,7 +666,12 @@ class MemoryService:
         fact, so "How old was I?" finds it) and the dates it speaks of (its own day, and relative
         dates such as "yesterday" resolved against it), so a question in other words ("what did
         I do in May 2023?") still finds it. Keys only: the round's text and vector are not
-        changed by them."""
+        changed by them.
+
+        The vector: a round that fits ``ROUND_EMBED_CHARS`` is embedded whole and, with a
+        reply in its text, adds ``ROUND_USER_WEIGHT`` x the vector of its user turn's line; a
+        longer one is embedded from its first ``ROUND_EMBED_CHARS`` characters alone
+        (``_embed_head``): what the user said, and how the reply starts when that is short."""
         facts_by_turn: dict[int, list[str]] = {}
         for thread_id in {r.thread_id for r in rounds}:
             for fact in await self.store.facts_of_thread(thread_id):
@@ -623,10 +686,18 @@ class MemoryService:
                     keys.append(topic_terms(m.key) if m.text in keys else f"{m.text} {topic_terms(m.key)}")
             extra.append(" ".join([*dict.fromkeys(keys),
                                    time_keys(r.created_at, r.text, self.config.default_timezone)]))
-        items = await self._items([
+        rows = self._rows([
             (ItemKind.ROUND, r.id, "", r.scope, "active", r.text, r.created_at) for r in rounds
-        ], extra)
-        return await self._lean_to_user_turn(rounds, items, said) if ROUND_USER_WEIGHT > 0 else items
+        ], extra, embed=_embed_head)
+        if ROUND_USER_WEIGHT <= 0:
+            return rows
+        lines = {turn_id: _turn_line(turn) for turn_id, turn in said.items()}
+        for i, r in enumerate(rounds):  # a reply in the text (offline ones are not)
+            line = lines.get(r.turn_ids[0]) if len(r.turn_ids) > 1 else None
+            if line is None or line == r.text or len(r.text) > ROUND_EMBED_CHARS:
+                continue  # a long round's head is mostly its user turn already
+            rows[i] = _Row(rows[i].item, (rows[i].texts[0], line), (1.0, ROUND_USER_WEIGHT))
+        return rows
 
     async def _user_turns(self, rounds: Sequence[Round]) -> dict[int, Turn]:
         """The user turn each round starts with, by turn id (rounds of other shapes: absent)."""
@@ -637,24 +708,6 @@ class MemoryService:
                 if turn.role is Role.USER:
                     said[turn.id] = turn
         return said
-
-    async def _lean_to_user_turn(self, rounds: Sequence[Round], items: list[IndexItem],
-                                 said: dict[int, Turn]) -> list[IndexItem]:
-        """Make the vector of each round that has a reply in its text the normalised sum of the
-        round's vector and ``ROUND_USER_WEIGHT`` x its user turn's vector (issue 5); ``said``:
-        the rounds' user turns (``_user_turns``)."""
-        lines = {turn_id: _turn_line(turn) for turn_id, turn in said.items()}
-        which = [i for i, r in enumerate(rounds)  # a reply in the text (offline ones are not)
-                 if len(r.turn_ids) > 1 and r.turn_ids[0] in lines and lines[r.turn_ids[0]] != r.text]
-        if not which:
-            return items
-        user_vectors = await self.embedder.embed_documents(
-            [lines[rounds[i].turn_ids[0]] for i in which])
-        for i, user_vector in zip(which, user_vectors):
-            mixed = [a + ROUND_USER_WEIGHT * b for a, b in zip(items[i].vector, user_vector)]
-            norm = math.sqrt(sum(x * x for x in mixed)) or 1.0
-            items[i] = replace(items[i], vector=[x / norm for x in mixed])
-        return items
 
     @staticmethod
     def _episode_text(episode: Episode, *, key_data_lines: int | None = None,
@@ -694,14 +747,14 @@ class MemoryService:
                    for kind, kind_ids in ids.items()}
         episodes = await self.store.get_episodes(missing["episode"])
         rounds = await self.store.get_rounds(missing["round"])
-        items = await self._fact_items(await self.store.facts_with_scope(missing["fact"]))
-        items += await self._episode_items([episodes[i] for i in sorted(episodes)])
-        items += await self._round_items([rounds[i] for i in sorted(rounds)])
-        for start in range(0, len(items), 256):
-            await self.index.upsert(items[start:start + 256])
-        if items or extra:
-            log.info("index reconciled added=%d removed=%d", len(items), len(extra))
-        return len(items), len(extra)
+        rows = self._fact_rows(await self.store.facts_with_scope(missing["fact"]))
+        rows += self._episode_rows([episodes[i] for i in sorted(episodes)])
+        rows += await self._round_rows([rounds[i] for i in sorted(rounds)])
+        for start in range(0, len(rows), RECONCILE_ROWS):  # one embedding call per chunk
+            await self.index.upsert(await self._embed_rows(rows[start:start + RECONCILE_ROWS]))
+        if rows or extra:
+            log.info("index reconciled added=%d removed=%d", len(rows), len(extra))
+        return len(rows), len(extra)
 
     # ----------------------------------------------------------------- recall
 

@@ -78,3 +78,67 @@ async def test_weight_zero_keeps_the_rounds_own_vector(tmp_path, clock, monkeypa
     finally:
         await h.index.close()
         await h.store.close()
+
+
+class Essay:
+    """A model that answers with a long essay (a LongMemEval-like reply)."""
+
+    name = "essay"
+
+    async def complete(self, **kw):
+        return ModelReply(" ".join(f"Point {i}: keep the cat's bowl clean and fresh."
+                                   for i in range(60)), self.name)
+
+
+class CountingEmbedder(RecordingEmbedder):
+    def __init__(self):
+        super().__init__()
+        self.calls: list[list[str]] = []
+
+    async def embed_documents(self, texts):
+        self.calls.append(list(texts))
+        return await super().embed_documents(texts)
+
+
+async def test_a_long_round_is_embedded_from_its_start_alone(tmp_path, clock):
+    embedder = CountingEmbedder()
+    h = await make_harness(tmp_path, clock, lance=True, embedder=embedder, model=Essay())
+    try:
+        await h.say("I adopted a grey cat called Miso last week, what should she eat?")
+        await h.say("/new")
+        [rnd] = (await h.store.get_rounds([1])).values()
+        assert len(rnd.text) > 3 * service_module.ROUND_EMBED_CHARS
+        assert all(len(t) <= service_module.ROUND_EMBED_CHARS for t in embedder.documents)
+        head = service_module._embed_head(rnd.text)
+        assert rnd.text.startswith(head) and "Assistant: Point 0" in head  # user turn + start
+        plain = np.asarray((await embedder.embed_documents([head]))[0], dtype=np.float32)
+        assert np.allclose(await _round_vector(h), plain, atol=1e-5)
+        # the whole text stays searchable by its words: a word of the essay's end finds it
+        table = await h.index._table.query().to_arrow()
+        [row] = [r for r in table.to_pylist() if r["key"] == f"round:{rnd.id}"]
+        assert "59" in row["search_text"]
+        await h.index.delete([f"round:{rnd.id}"])  # rebuilt from SQLite: the same vector
+        await h.memory.reconcile()
+        assert np.allclose(await _round_vector(h), plain, atol=1e-5)
+    finally:
+        await h.index.close()
+        await h.store.close()
+
+
+async def test_a_closed_session_is_embedded_in_one_call(tmp_path, clock):
+    embedder = CountingEmbedder()
+    h = await make_harness(tmp_path, clock, lance=True, embedder=embedder, model=Replying())
+    try:
+        for text in ("I adopted a grey cat called Miso", "She sleeps in a cardboard box",
+                     "Remind me to buy cat food on Friday"):
+            await h.say(text)
+        before = len(embedder.calls)
+        await h.say("/new")
+        await h.memory.drain()
+        consolidation = embedder.calls[before:]
+        # three rounds (each its text and its user turn) and the episode: one call
+        assert len(consolidation) == 1 and len(consolidation[0]) >= 3 * 2 + 1
+        assert len(await h.index.keys()) >= 4
+    finally:
+        await h.index.close()
+        await h.store.close()
