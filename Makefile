@@ -42,7 +42,9 @@ eval-smoke: $(VENV)
 		echo "eval-smoke: skipped, $(MEMDAILY) is absent"; \
 	fi
 
-# Performance benchmark (docs/benchmarks.md): about 10 minutes on 2 cores; ARGS="--quick" for
-# the 2-minute version. The report goes to bench.json, the table to standard output.
+# Performance benchmark (docs/benchmarks.md): about 15 minutes on 2 cores; ARGS="--quick" for
+# the short version. The report goes to bench.json, the table to standard output. Start-up and
+# throughput are also measured for BENCH_AGAINST (a git revision; empty: not), in the same run.
+BENCH_AGAINST ?= 9514400
 bench: $(VENV)
-	$(BIN)/memory-bot bench --out bench.json $(ARGS)
+	$(BIN)/memory-bot bench --out bench.json $(if $(BENCH_AGAINST),--against $(BENCH_AGAINST)) $(ARGS)

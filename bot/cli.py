@@ -42,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--quick", action="store_true",
                        help="smaller sizes, one run each (about 2 minutes)")
     bench.add_argument("--out", type=Path, help="write the JSON report here")
+    bench.add_argument("--against", metavar="REV",
+                       help="also measure start-up and throughput of this git revision, in the "
+                            "same run, and report the ratios (docs/benchmarks.md)")
     config = sub.add_parser("config", help="settings")
     config.add_argument("action", choices=["check"])
     inspect_ = sub.add_parser("inspect", help="an operator's view of one user")
@@ -226,7 +229,7 @@ async def _bench(settings, args) -> int:
 
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memory-bot"
     report = await run_bench(QUICK if args.quick else FULL, embedder=settings.embedder,
-                             cache_dir=cache)
+                             cache_dir=cache, against=args.against)
     print(format_markdown(report))
     if args.out:
         args.out.write_text(json.dumps(report, indent=2) + "\n")

@@ -5,7 +5,12 @@ measured, vectors from the cached pool), then run the ``turns`` job of
 :mod:`bot.bench.worker` ``runs`` times, each in a fresh process on a fresh copy of the seeded
 folder (copying takes seconds, seeding again a minute), and keep the median of every number.
 Then the throughput job with the default and the cheapest embedder, each on its own copy of
-the ``throughput_size`` folder (10,000 facts), and the JSON-file baseline at every size. The report
+the ``throughput_size`` folder (10,000 facts), and the JSON-file baseline at every size. Then
+ingest (:mod:`bot.bench.ingest`): the cost per ingested message on copies of folders seeded with
+1,000, 10,000 and 100,000 facts (cheapest embedder), and one LongMemEval_S haystack replayed
+with the default embedder and no embedding cache, when the data is beside the checkout. With
+``against`` (a git revision, :mod:`bot.bench.reference`), start-up and the default embedder's
+throughput are measured for that code too, in the same run, and reported as ratios. The report
 has the shape of CONTRACTS.md "Bench report" (with a few extra keys); progress goes to stderr.
 """
 
@@ -15,6 +20,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -23,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.bench.baseline import run_baseline
+from bot.bench.reference import export_reference
 from bot.bench.pool import load_pool
 from bot.bench.seed import SeedPlan, seed
 from bot.bench.stats import median_of, percentiles
@@ -49,6 +56,10 @@ class BenchConfig:
         throughput_turns: turns per conversation.
         baseline_turns: measured turns of the JSON-file design per size (random users);
             ``baseline_largest_turns`` of its largest user.
+        ingest_sizes: seeded sizes (facts) the cost per ingested message is measured at.
+        ingest_sessions: sessions ingested per size (the first one a warm-up), each of
+            ``ingest_exchanges`` exchanges (a user message and its reply).
+        startup_runs: start-up measurements of this code and of the reference, alternated.
     """
 
     sizes: tuple[int, ...] = (1000, 10000, 100000)
@@ -65,12 +76,21 @@ class BenchConfig:
     baseline_turns: int = 100
     baseline_largest_turns: int = 10
     embedders: tuple[str, ...] = field(default=())
+    ingest_sizes: tuple[int, ...] = (1000, 10000, 100000)
+    ingest_sessions: int = 6
+    ingest_exchanges: int = 10
+    startup_runs: int = 3
 
 
 FULL = BenchConfig()
 QUICK = BenchConfig(sizes=(1000, 10000), runs=1, turns=200, warmup=20, largest_turns=30,
                     recalls=30, pool_size=600, throughput_turns=6, baseline_turns=30,
                     baseline_largest_turns=5)
+
+#: The LongMemEval_S file whose first haystack the ingest measurement replays (beside the
+#: checkout, as the evaluation reads it; skipped when absent).
+LME_PATH = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "longmemeval" / \
+    "longmemeval_s_shared.json.xz"
 
 #: Percentiles are taken over the measured turns of all runs together (at least 1,000 turns
 #: in the full run); every other number is the median of the runs.
@@ -83,12 +103,18 @@ def _say(msg: str) -> None:
     print(f"bench: {msg}", file=sys.stderr, flush=True)
 
 
-def _worker(job: dict, timeout: float = 900) -> dict:
+def _worker(job: dict, timeout: float = 900, code: Path | None = None) -> dict:
+    """Run one job of :mod:`bot.bench.worker` in a fresh process (of the checkout ``code``
+    when given, :mod:`bot.bench.reference`) and return its result."""
     job = {**job, "t0": time.time()}
     env = {**os.environ, "ORT_DISABLE_TELEMETRY": "1"}
     env.setdefault("OMP_WAIT_POLICY", "passive")
+    if code is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(code), *filter(None, [env.get("PYTHONPATH")])])
+    # ``-m`` puts the working folder first on sys.path: run a reference from its own tree
     proc = subprocess.run([sys.executable, "-m", "bot.bench.worker", json.dumps(job)],
-                          capture_output=True, text=True, timeout=timeout, env=env)
+                          capture_output=True, text=True, timeout=timeout, env=env,
+                          cwd=str(code) if code is not None else None)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"bench worker failed ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -96,40 +122,50 @@ def _worker(job: dict, timeout: float = 900) -> dict:
 
 
 async def run_bench(config: BenchConfig, *, embedder: str, cache_dir: Path | None,
-                    work_dir: Path | None = None) -> dict:
+                    work_dir: Path | None = None, against: str | None = None,
+                    lme_path: Path | None = LME_PATH) -> dict:
     """Run the benchmark and return the report (CONTRACTS.md "Bench report").
 
     Args:
         config: sizes and counts (:data:`FULL` or :data:`QUICK`).
         embedder: the default embedder's name (``EMBEDDER``).
-        cache_dir: where the embedded pools are cached (None: not cached).
+        cache_dir: where the embedded pools are cached (None: a temporary folder).
         work_dir: parent of the temporary data folders (default: the system's temp folder).
+        against: a git revision to measure start-up and throughput against (None: none).
+        lme_path: the LongMemEval_S file of the replay measurement (None or absent: skipped).
     """
     from adapters.embedders import make_embedder
 
     started = time.perf_counter()
-    names = config.embedders or tuple(dict.fromkeys((embedder, CHEAP_EMBEDDER)))
+    pool_dir = Path(tempfile.mkdtemp(prefix="memory-bot-pools-", dir=work_dir))
+    names = tuple(dict.fromkeys((*(config.embedders or (embedder,)), CHEAP_EMBEDDER)))
     pools = {}
     for name in names:
         emb = make_embedder(name)
         t0 = time.perf_counter()
         pools[name] = (emb.name, emb.dim, await load_pool(emb, size=config.pool_size,
-                                                          cache_dir=cache_dir))
+                                                          cache_dir=cache_dir or pool_dir))
         _say(f"pool of {config.pool_size} texts for {name} ready in "
              f"{time.perf_counter() - t0:.1f}s")
         close = getattr(emb, "close", None)
         if close is not None:
             close()
     root = Path(tempfile.mkdtemp(prefix="memory-bot-bench-", dir=work_dir))
+    pool_cache = cache_dir if cache_dir is not None else pool_dir
     sizes, baselines, seeded = [], [], {}
     throughput: dict = {}
+    per_message: dict[int, dict] = {}
+    reference: dict = {"revision": against} if against else {}
+    startup: dict = {"this": [], "reference": []}
     try:
         tp_size = (config.throughput_size if config.throughput_size in config.sizes
                    else max(config.sizes))
         for facts in config.sizes:
             plan = SeedPlan(facts=facts, users=config.users)
             folder = root / f"size-{facts}"
-            wanted = pools if facts == tp_size else {embedder: pools[embedder]}
+            wanted = {embedder: pools[embedder]}
+            if facts == tp_size or facts in config.ingest_sizes:
+                wanted = pools
             t0 = time.perf_counter()
             seeded[facts] = await seed(folder, plan, wanted)
             _say(f"seeded {facts} facts in {time.perf_counter() - t0:.1f}s")
@@ -172,7 +208,33 @@ async def run_bench(config: BenchConfig, *, embedder: str, cache_dir: Path | Non
             baselines.append(base)
             shutil.rmtree(root / f"json-{facts}", ignore_errors=True)
             _say(f"json-file baseline at {facts}: p95 {base['overhead_ms']['p95']} ms")
+            if facts in config.ingest_sizes:
+                per_message[facts] = _ingest_at(root, folder, config)
             shutil.rmtree(folder, ignore_errors=True)  # free the disk (420 MB at 100,000)
+        for facts in config.ingest_sizes:  # sizes the turns are not measured at
+            if facts in per_message:
+                continue
+            folder = root / f"ingest-{facts}"
+            t0 = time.perf_counter()
+            await seed(folder, SeedPlan(facts=facts, users=config.users),
+                       {CHEAP_EMBEDDER: pools[CHEAP_EMBEDDER]})
+            _say(f"seeded {facts} facts for ingest in {time.perf_counter() - t0:.1f}s")
+            per_message[facts] = _ingest_at(root, folder, config)
+            shutil.rmtree(folder, ignore_errors=True)
+        code = None
+        if against:
+            code, why = export_reference(against, root / "reference-code")
+            if code is None:
+                reference["error"] = why
+                _say(f"reference {against} unavailable: {why}")
+            else:
+                t0 = time.perf_counter()
+                reference["seed"] = _worker({
+                    "task": "seed", "folder": str(root / "reference"), "facts": tp_size,
+                    "users": config.users, "pool_size": config.pool_size, "embedder": embedder,
+                    "cache_dir": str(pool_cache)}, code=code)
+                _say(f"reference {against}: seeded {tp_size} facts in "
+                     f"{time.perf_counter() - t0:.1f}s")
         for label, name in (("default_embedder", embedder), ("cheap_embedder", CHEAP_EMBEDDER)):
             folder = root / f"throughput-{label}"  # each job on the folder as seeded
             shutil.copytree(root / "throughput", folder)
@@ -183,9 +245,52 @@ async def run_bench(config: BenchConfig, *, embedder: str, cache_dir: Path | Non
                 "pool_size": config.pool_size})
             shutil.rmtree(folder, ignore_errors=True)
             _say(f"throughput {label} ({name}): {throughput[label]['turns_per_s']} turns/s")
+            if code is not None and label == "default_embedder":  # the same job, right after
+                folder = root / "reference-throughput"
+                shutil.copytree(root / "reference", folder)
+                reference["throughput"] = _worker({
+                    "task": "throughput", "folder": str(folder), "embedder": name,
+                    "users": config.users, "conversations": config.throughput_conversations,
+                    "turns_per_conversation": config.throughput_turns,
+                    "pool_size": config.pool_size}, code=code)
+                shutil.rmtree(folder, ignore_errors=True)
+                _say(f"throughput {label} of {against}: "
+                     f"{reference['throughput']['turns_per_s']} turns/s")
+        for _ in range(config.startup_runs if code is not None else 0):  # alternated
+            for which, source, tree in (("this", root / "throughput", None),
+                                        ("reference", root / "reference", code)):
+                folder = root / f"startup-{which}"
+                shutil.copytree(source, folder)
+                startup[which].append(_worker({"task": "startup", "folder": str(folder),
+                                               "embedder": embedder, "users": config.users},
+                                              code=tree)["startup_to_first_reply_s"])
+                shutil.rmtree(folder, ignore_errors=True)
+        if code is not None:
+            _say(f"start-up to first reply: {startup['this']} s, {against}: "
+                 f"{startup['reference']} s")
+        replay = None
+        if lme_path is not None and Path(lme_path).exists():
+            replay = _worker({"task": "replay", "path": str(lme_path),
+                              "folder": str(root / "replay"), "embedder": embedder},
+                             timeout=3600)
+            shutil.rmtree(root / "replay", ignore_errors=True)
+            _say(f"replayed {replay['history']}: {replay['messages']} messages in "
+                 f"{replay['elapsed_s']} s, {replay['messages_per_s']} messages/s")
+        else:
+            _say(f"replay skipped: {lme_path} is absent")
     finally:
         shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(pool_dir, ignore_errors=True)
     by_size = {s["facts"]: s for s in sizes}
+    ratios = {}
+    if reference.get("throughput") and throughput.get("default_embedder"):
+        old = reference["throughput"]["turns_per_s"]
+        ratios["throughput_default_embedder"] = (
+            round(throughput["default_embedder"]["turns_per_s"] / old, 2) if old else None)
+    if startup["this"] and startup["reference"]:
+        reference["startup_to_first_reply_s"] = statistics.median(startup["reference"])
+        ratios["startup_to_first_reply"] = round(
+            statistics.median(startup["this"]) / statistics.median(startup["reference"]), 2)
     return {
         "schema": SCHEMA,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
@@ -202,8 +307,33 @@ async def run_bench(config: BenchConfig, *, embedder: str, cache_dir: Path | Non
              if v["consolidation_backlog_after_s"] is not None), default=None),
         "startup_to_first_reply_s": by_size[max(by_size)]["startup_to_first_reply_s"],
         "baseline_json_file": {"sizes": baselines},
+        "ingest": {
+            "messages_per_s": replay["messages_per_s"] if replay else None,
+            "per_message_ms_at": {str(k): v["per_message_ms"]
+                                  for k, v in sorted(per_message.items())},
+            "per_message_embedder": pools[CHEAP_EMBEDDER][0],
+            "replay": replay,
+        },
+        "startup": {"this_s": startup["this"], "reference_s": startup["reference"]},
+        "reference": reference,
+        "ratios": ratios,
         "elapsed_s": round(time.perf_counter() - started, 1),
     }
+
+
+def _ingest_at(root: Path, folder: Path, config: BenchConfig) -> dict:
+    """The ingest job on a copy of the seeded ``folder`` (cheapest embedder)."""
+    copy = root / "ingest-copy"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(folder, copy)
+    try:
+        result = _worker({"task": "ingest", "folder": str(copy), "embedder": CHEAP_EMBEDDER,
+                          "sessions": config.ingest_sessions,
+                          "exchanges": config.ingest_exchanges, "pool_size": config.pool_size})
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    _say(f"ingest into {folder.name}: {result['per_message_ms']} ms per message")
+    return result
 
 
 def _loadavg() -> list[float] | None:
@@ -242,4 +372,24 @@ def format_markdown(report: dict) -> str:
               f"{report['cheap_embedder']}; backlog drained "
               f"{report['consolidation_backlog_after_s']} s after the load; "
               f"bench took {report['elapsed_s']} s"]
+    ingest = report.get("ingest") or {}
+    at = ingest.get("per_message_ms_at") or {}
+    replay = ingest.get("replay") or {}
+    lines.append(
+        f"ingest: {ingest.get('messages_per_s')} messages/s replaying "
+        f"{replay.get('history', 'no LongMemEval_S haystack')} with the default embedder and "
+        f"no embedding cache ({replay.get('messages')} messages in {replay.get('elapsed_s')} s); "
+        "per ingested message " + ", ".join(f"{v} ms at {int(k):,} facts" for k, v in at.items())
+        + f" ({ingest.get('per_message_embedder')})")
+    ref, ratios = report.get("reference") or {}, report.get("ratios") or {}
+    if ref.get("revision"):
+        if ref.get("error"):
+            lines.append(f"reference {ref['revision']}: unavailable ({ref['error']})")
+        else:
+            lines.append(
+                f"against {ref['revision']} in the same run: throughput with the default "
+                f"embedder {(ref.get('throughput') or {}).get('turns_per_s')} turns/s then, "
+                f"ratio {ratios.get('throughput_default_embedder')}; start-up to first reply "
+                f"{report['startup']['this_s']} s now, {report['startup']['reference_s']} s "
+                f"then, ratio {ratios.get('startup_to_first_reply')}")
     return "\n".join(lines)

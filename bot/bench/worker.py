@@ -13,6 +13,15 @@ Jobs:
 - ``{"task": "throughput", ...}``: 50 concurrent conversations through the whole engine with
   the offline model and a short idle timeout, so sessions close and consolidate in the
   background meanwhile; turns per second, then seconds until the consolidation backlog drains.
+- ``{"task": "startup", ...}``: start the app on the folder and answer one message: seconds
+  from launching this process to the reply.
+- ``{"task": "seed", ...}``: seed a folder (:func:`bot.bench.seed.seed`, pool from the cache);
+  run under another checkout's code it makes a folder that code opens as its own.
+- ``{"task": "replay", ...}`` and ``{"task": "ingest", ...}``: :mod:`bot.bench.ingest`.
+
+Jobs use only the product's front doors (``build_app``, ``ConversationEngine.handle``, the
+stores' reads), so the same jobs also measure an earlier checkout of the code
+(:mod:`bot.bench.reference`).
 """
 
 from __future__ import annotations
@@ -230,6 +239,47 @@ async def run_throughput(job: dict) -> dict:
             "rss_peak_mib": round(peak_rss_mib(), 1)}
 
 
+async def run_startup(job: dict) -> dict:
+    """The ``startup`` job (see the module docstring)."""
+    app, _, _ = await _build(job)
+    try:
+        await app.start()
+        await app.engine.handle(_message(1, "hello"))
+        startup_s = time.time() - job["t0"]
+    finally:
+        await app.aclose()
+    import memory
+
+    return {"startup_to_first_reply_s": round(startup_s, 3), "rss_peak_mib": round(peak_rss_mib(), 1),
+            "code": str(Path(memory.__file__).resolve().parents[1])}
+
+
+async def run_seed(job: dict) -> dict:
+    """The ``seed`` job: ``{"folder", "facts", "users", "pool_size", "embedder", "cache_dir"}``."""
+    from adapters.embedders import make_embedder
+    from bot.bench.pool import load_pool
+    from bot.bench.seed import SeedPlan, seed
+
+    emb = make_embedder(job["embedder"])
+    pool = await load_pool(emb, size=job["pool_size"], cache_dir=Path(job["cache_dir"]))
+    return await seed(Path(job["folder"]), SeedPlan(facts=job["facts"], users=job["users"]),
+                      {job["embedder"]: (emb.name, emb.dim, pool)})
+
+
+async def run_replay(job: dict) -> dict:
+    """The ``replay`` job (:func:`bot.bench.ingest.replay_lme`)."""
+    from bot.bench.ingest import replay_lme
+
+    return await replay_lme(job)
+
+
+async def run_ingest(job: dict) -> dict:
+    """The ``ingest`` job (:func:`bot.bench.ingest.ingest_at`)."""
+    from bot.bench.ingest import ingest_at
+
+    return await ingest_at(job)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the job given as JSON in ``argv[0]``; print the result as one JSON line."""
     import logging
@@ -239,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     tune_allocator()  # as the product does (bot/cli.py), before native threads start
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     job = json.loads((argv or sys.argv[1:])[0])
-    runner = {"turns": run_turns, "throughput": run_throughput}[job["task"]]
+    runner = {"turns": run_turns, "throughput": run_throughput, "startup": run_startup,
+              "seed": run_seed, "replay": run_replay, "ingest": run_ingest}[job["task"]]
     result = asyncio.run(runner(job))
     sys.stdout.write(json.dumps(result) + "\n")
     sys.stdout.flush()

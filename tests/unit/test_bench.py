@@ -14,7 +14,8 @@ from bot.cli import _parser
 TINY = dataclasses.replace(
     QUICK, sizes=(60,), users=6, turns=6, warmup=2, largest_turns=2, recalls=2, pool_size=40,
     throughput_size=60, throughput_conversations=3, throughput_turns=2, baseline_turns=3,
-    baseline_largest_turns=1)
+    baseline_largest_turns=1, ingest_sizes=(60,), ingest_sessions=2, ingest_exchanges=2,
+    startup_runs=1)
 
 SIZE_KEYS = {"facts", "users", "rounds", "overhead_ms", "overhead_ms_excl_embed", "embed_ms",
              "recall_ms", "rss_peak_mib", "data_dir_mib", "data_dir_mib_after_maintenance"}
@@ -22,7 +23,7 @@ SIZE_KEYS = {"facts", "users", "rounds", "overhead_ms", "overhead_ms_excl_embed"
 
 async def test_quick_report_has_the_contract_shape(tmp_path):
     report = await run_bench(TINY, embedder="hashing", cache_dir=tmp_path / "cache",
-                             work_dir=tmp_path)
+                             work_dir=tmp_path, lme_path=None)
     assert report["schema"] == "memory-bot-bench/1"
     assert report["machine"]["cpus"] >= 1
     assert isinstance(report["embedder"], str) and report["embedder"]
@@ -41,14 +42,46 @@ async def test_quick_report_has_the_contract_shape(tmp_path):
     assert report["startup_to_first_reply_s"] > 0
     (base,) = report["baseline_json_file"]["sizes"]
     assert base["facts"] == 60 and set(base["overhead_ms"]) == {"p50", "p95", "p99"}
+    # ingest: per message on the seeded folder; no replay data here
+    assert set(report["ingest"]) >= {"messages_per_s", "per_message_ms_at"}
+    assert report["ingest"]["messages_per_s"] is None
+    assert set(report["ingest"]["per_message_ms_at"]) == {"60"}
+    assert report["ingest"]["per_message_ms_at"]["60"] > 0
+    assert report["reference"] == {} and report["ratios"] == {}
     json.dumps(report)  # serialisable as the --out file
     assert "| 60 |" in format_markdown(report)
     assert not list(tmp_path.glob("memory-bot-bench-*"))  # temporary folders removed
 
 
-def test_cli_takes_quick_and_out():
+def test_cli_takes_quick_out_and_against():
     args = _parser().parse_args(["bench", "--quick", "--out", "report.json"])
     assert args.command == "bench" and args.quick and str(args.out) == "report.json"
+    assert args.against is None
+    assert _parser().parse_args(["bench", "--against", "9514400"]).against == "9514400"
+
+
+def test_an_unknown_reference_is_reported_not_fatal(tmp_path):
+    from bot.bench.reference import export_reference
+
+    tree, why = export_reference("no-such-revision-anywhere", tmp_path / "ref")
+    assert tree is None and why
+
+
+def test_a_reference_tree_runs_the_same_jobs_with_its_own_code(tmp_path):
+    from bot.bench.reference import export_reference
+    from bot.bench.runner import _worker
+
+    tree, why = export_reference("HEAD", tmp_path / "ref")
+    assert tree is not None, why
+    assert (tree / "memory" / "service.py").exists() and (tree / "bot" / "bench" / "ingest.py").exists()
+    seeded = _worker({"task": "seed", "folder": str(tmp_path / "data"), "facts": 30, "users": 3,
+                      "pool_size": 40, "embedder": "hashing", "cache_dir": str(tmp_path / "c")},
+                     code=tree)
+    assert seeded["facts"] == 30 and (tmp_path / "data" / "memory.db").exists()
+    result = _worker({"task": "startup", "folder": str(tmp_path / "data"), "embedder": "hashing",
+                      "users": 3}, code=tree)
+    assert result["startup_to_first_reply_s"] > 0
+    assert result["code"] == str(tree.resolve())  # the reference's own code ran
 
 
 def test_skew_gives_the_largest_user_its_share():
