@@ -824,8 +824,9 @@ class MemoryService:
                 below[hit.key] = max(below.get(hit.key, 0.0), score)
             per_part.append([(h, s) for h, s in scored if s >= self.config.threshold])
         ranked = merge_parts(per_part)
-        candidates = await self._render(ranked, exclude_session_id, query)
-        candidates = await self._with_replies(candidates, query)  # issue 5
+        fetched: dict[int, Round] = {}  # rounds read for this recall, by id
+        candidates = await self._render(ranked, exclude_session_id, query, fetched)
+        candidates = await self._with_replies(candidates, query, fetched)  # issue 5
         candidates = self._merge_repeats(candidates)
         if about_me:  # "what do you remember about me?" matches no fact
             candidates = await self._with_own_facts(ctx, candidates)
@@ -853,14 +854,16 @@ class MemoryService:
         return RecallResult(blocks=blocks, candidates=len(hits), elapsed_ms=elapsed,
                             ranked=tuple(candidates))
 
-    async def _render(self, ranked, exclude_session_id: int | None, query: str = ""
-                      ) -> list[RecalledItem]:
+    async def _render(self, ranked, exclude_session_id: int | None, query: str = "",
+                      fetched: dict[int, Round] | None = None) -> list[RecalledItem]:
         by_kind: dict[ItemKind, list[int]] = {}
         for hit, _ in ranked:
             by_kind.setdefault(hit.kind, []).append(hit.item_id)
         facts = await self.store.get_facts(by_kind.get(ItemKind.FACT, []))
         episodes = await self.store.get_episodes(by_kind.get(ItemKind.EPISODE, []))
         rounds = await self.store.get_rounds(by_kind.get(ItemKind.ROUND, []))
+        if fetched is not None:
+            fetched.update(rounds)
         shown = await self._round_excerpts(rounds, query)  # issue 5: long rounds as excerpts
         out: list[RecalledItem] = []
         for hit, score in ranked:
@@ -1227,8 +1230,8 @@ class MemoryService:
                                       query_terms=wanted)
         return out
 
-    async def _with_replies(self, candidates: list[RecalledItem], query: str
-                            ) -> list[RecalledItem]:
+    async def _with_replies(self, candidates: list[RecalledItem], query: str,
+                            fetched: dict[int, Round] | None = None) -> list[RecalledItem]:
         """Add to ranked candidates the round that follows each one-turn round in its session
         (the reply to it), scored ``REPLY_WEIGHT`` x the round's score, and the round before it
         (what it answers), scored ``PREV_WEIGHT`` x the round's score (or its own score when
@@ -1240,10 +1243,11 @@ class MemoryService:
         if not single:
             return candidates
         ids = {int(c.key.split(":")[1]) for c in single}
-        mine = await self.store.get_rounds(ids)  # one-turn rounds, not excerpts of longer ones
-        nexts = await self.store.get_rounds([i + step for i, r in mine.items()
-                                             if len(r.turn_ids) == 1
-                                             for step in ((1, -1) if PREV_WEIGHT > 0 else (1,))])
+        mine = await self._get_rounds(ids, fetched)  # one-turn rounds, not excerpts of longer ones
+        nexts = await self._get_rounds([i + step for i, r in mine.items()
+                                        if len(r.turn_ids) == 1
+                                        for step in ((1, -1) if PREV_WEIGHT > 0 else (1,))],
+                                       fetched)
         boost: dict[int, float] = {}
         for c in single:
             rid = int(c.key.split(":")[1])
@@ -1265,6 +1269,15 @@ class MemoryService:
                                     turn_ids, rnd.session_id, rnd.created_at))
         out.sort(key=lambda c: -c.score)
         return out
+
+    async def _get_rounds(self, ids, fetched: dict[int, Round] | None) -> dict[int, Round]:
+        """Rounds by id, those already read for this recall (``fetched``) not read again."""
+        if fetched is None:
+            return await self.store.get_rounds(ids)
+        missing = [i for i in dict.fromkeys(ids) if i not in fetched]
+        if missing:
+            fetched.update(await self.store.get_rounds(missing))
+        return {i: fetched[i] for i in dict.fromkeys(ids) if i in fetched}
 
     def _merge_repeats(self, candidates: list[RecalledItem]) -> list[RecalledItem]:
         """Show rounds that repeat the same words once: the best-ranked one keeps its place and
