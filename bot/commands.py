@@ -28,7 +28,8 @@ Commands:
 /export - everything I keep about you, as one JSON document
 /stats - your model usage and its cost
 /timezone [NAME] - your time zone (IANA name, e.g. Europe/Vienna), for dates such as "tomorrow"
-/help - this text"""
+/help - this text
+In a group, /forget, /memories, /export, /stats and /why answer you in private."""
 
 
 def _origin(fact: Fact) -> str:

@@ -15,6 +15,7 @@ import logging
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from contextlib import nullcontext
+from dataclasses import replace
 from typing import Any, Protocol
 
 import discord
@@ -24,9 +25,10 @@ from adapters.discord._normalise import PLATFORM, command_message, incoming, is_
 from adapters.discord._reply import NO_MENTIONS, ReplyStream, keep_typing
 from adapters.discord._text import neutralise, pages, split_message
 from adapters.discord._views import ConfirmView, PagesView
+from adapters.private_answers import ABOUT_THIS_CHAT, answered_privately
 from memory import streaming
 from memory.episodes import is_end_phrase
-from memory.types import IncomingMessage
+from memory.types import ChatKind, IncomingMessage, ThreadKey
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +42,12 @@ NO_CONTENT_HINT = ("I can't read this message: the bot lacks the Message Content
                    "@mention me in the message, or ask the bot's owner to enable the intent.")
 NOT_ALLOWED = "Sorry, this assistant is private (ALLOWED_USERS) and you are not on its list."
 FAILED = "Sorry, something went wrong while handling that. Please try again in a moment."
+DM_HEADER = "You asked me /{command} in {where}; here is my answer (only you see it):"
+DM_SENT = "I sent you the answer to /{command} in a direct message."
+DM_CLOSED = ("I answer /{command} only where nobody else sees it, and I cannot send you a "
+             "direct message (your privacy settings for this server may block them); nothing "
+             "was shown or changed. Use the slash command /{command} here (only you see its "
+             "answer), or allow direct messages and send it again.")
 SEEN_MESSAGES = 10_000
 """Message ids remembered to drop a replayed MESSAGE_CREATE (a RESUME replays at most what
 was missed while disconnected; older replays are still caught by the unique turn index)."""
@@ -180,6 +188,10 @@ class DiscordAdapter:
             return False
         msg = incoming(message, me)
         reference = message if message.guild is not None else None
+        command = _command_name(msg.text)
+        if message.guild is not None and answered_privately(command):
+            await self._answer_in_dm(message, msg, command)
+            return True
         if not msg.text and message.guild is not None and not client.intents.message_content:
             await ReplyStream(message.channel, reference=reference).finish([NO_CONTENT_HINT])
             return True
@@ -199,6 +211,36 @@ class DiscordAdapter:
         finally:
             typing.cancel()
         return True
+
+    async def _answer_in_dm(self, message: discord.Message, msg: IncomingMessage,
+                            command: str) -> None:
+        """A typed command whose answer names or counts the user's memory, in a server
+        (``adapters.private_answers``): a first direct message checks that the user can be
+        reached, then the command runs as if sent there (``/why`` in the server chat it
+        explains) and is answered there; the channel only learns where the answer went."""
+        where = f"#{getattr(message.channel, 'name', None) or 'a server channel'}"
+        ran = False
+        try:
+            dm = message.author.dm_channel or await message.author.create_dm()
+            await dm.send(DM_HEADER.format(command=command, where=where),
+                          allowed_mentions=NO_MENTIONS)
+            ran = True
+            replies = await self.engine.handle(msg if command in ABOUT_THIS_CHAT
+                                               else self._in_dm(msg, dm))
+            await ReplyStream(dm).finish(replies)
+            note = DM_SENT
+        except discord.HTTPException as exc:  # 50007: the user does not take DMs from here
+            log.info("discord DM to user %s failed: %s", message.author.id, exc)
+            note = DM_CLOSED if not ran else ("I could not send you the answer to /{command} "
+                                              "in a direct message.")
+        await ReplyStream(message.channel, reference=message).finish(
+            [note.format(command=command)])
+
+    @staticmethod
+    def _in_dm(msg: IncomingMessage, dm) -> IncomingMessage:
+        """``msg`` as if sent in the author's direct-message channel ``dm``."""
+        return replace(msg, thread=ThreadKey(PLATFORM, str(dm.id)), chat_kind=ChatKind.PRIVATE,
+                       chat_title=None)
 
     def _first_delivery(self, message_id: int) -> bool:
         """Whether this message id is new to this process (no await: keeps arrival order).
@@ -240,6 +282,17 @@ class DiscordAdapter:
             return
         deferred = await self._defer(interaction, ephemeral=ephemeral)
         msg = command_message(interaction, f"/{name} {arg or ''}".strip())
+        if interaction.guild is not None and answered_privately(name) \
+                and name not in ABOUT_THIS_CHAT:
+            # answered ephemerally, and run as in the user's DM: a confirmation it asks for is
+            # not answered by a "yes" typed in the server channel (which everyone would see)
+            try:
+                dm = interaction.user.dm_channel or await interaction.user.create_dm()
+            except discord.HTTPException as exc:
+                log.info("discord DM channel for user %s unavailable: %s", interaction.user.id,
+                         exc)
+            else:
+                msg = self._in_dm(msg, dm)
         ctx = await self.engine.memory.context(msg)
         key = (ctx.thread.id, ctx.user.id)
         before = self.engine.pending.get(key)
@@ -360,3 +413,11 @@ class MemoryBotClient(discord.Client):
             channel = args[0].channel
         await self.adapter.on_failure(exc or RuntimeError(event_method), where=event_method,
                                       channel=channel)
+
+
+def _command_name(text: str) -> str | None:
+    """``"/forget tea"`` -> ``"forget"`` (lower case, without ``@bot``); None for a message
+    that is not a command."""
+    if not text.startswith("/"):
+        return None
+    return text[1:].split(maxsplit=1)[0].split("@", 1)[0].lower() if len(text) > 1 else None

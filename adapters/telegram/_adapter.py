@@ -27,7 +27,8 @@ from urllib.parse import urlparse
 
 from aiohttp import web
 from telegram import BotCommand, Message, Update, User
-from telegram.error import BadRequest, InvalidToken, TelegramError
+from telegram.constants import ChatAction
+from telegram.error import BadRequest, Forbidden, InvalidToken, TelegramError
 from telegram.request import HTTPXRequest
 from telegram.ext import (
     Application,
@@ -44,6 +45,7 @@ from adapters.telegram._buttons import confirm_buttons, page_view, paginate, par
 from adapters.telegram._normalise import PLATFORM, Inbound, chat_kind, classify, thread_key
 from adapters.telegram._send import Sender, Target
 from adapters.telegram._stream import ReplyStream
+from adapters.private_answers import ABOUT_THIS_CHAT, answered_privately
 from memory import streaming
 from memory.errors import ConfigError, MemoryCoreError
 from memory.types import ChatKind, IncomingMessage, ThreadKey
@@ -65,8 +67,6 @@ MENU: tuple[tuple[str, str], ...] = (
     ("timezone", "Your time zone, e.g. Europe/Vienna"),
 )
 ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
-#: Commands answered in a private chat when asked in a group.
-PRIVATE_ONLY = frozenset({"memories", "export"})
 SEEN_KEEP = timedelta(days=7)
 
 PRIVACY_NOTE = (
@@ -455,7 +455,7 @@ class TelegramAdapter:
     async def _answer(self, inbound: Inbound) -> None:
         assert inbound.msg is not None and self.sender is not None
         msg, command = inbound.msg, inbound.command
-        if command in PRIVATE_ONLY and not inbound.private:
+        if answered_privately(command) and not inbound.private:
             await self._answer_privately(inbound)
             return
         if command in ("memory_off", "memory_on") and not inbound.private:
@@ -495,25 +495,48 @@ class TelegramAdapter:
         return member.status in ("administrator", "creator")
 
     async def _answer_privately(self, inbound: Inbound) -> None:
+        """A command whose answer names or counts the user's memory, used in a group
+        (``adapters.private_answers``): answered in the user's private chat, where it also runs
+        (so a confirmation is asked and answered there) unless it explains this group
+        (``/why``). When the private chat cannot be reached, the group is told so, naming
+        nothing, and the command does not run."""
         assert inbound.msg is not None and self.sender is not None and self.me is not None
         msg, command = inbound.msg, inbound.command
-        async with self.sender.typing(inbound.target):
+        user_id = int(msg.platform_user_id)
+        private = Target(chat_id=user_id)
+        app = self.application or self._draining
+        assert app is not None
+        ran, sent = False, []
+        try:  # can the bot write to this user at all? (never started: 403 or "chat not found")
+            await app.bot.send_chat_action(chat_id=user_id, action=ChatAction.TYPING)
+        except (BadRequest, Forbidden) as exc:
+            log.info("telegram private chat with %s unreachable: %s", user_id, exc)
+        else:
+            ran = True
+            if command not in ABOUT_THIS_CHAT:  # runs in the private chat (Telegram: id = user)
+                msg = replace(msg, thread=ThreadKey(PLATFORM, str(user_id)),
+                              chat_kind=ChatKind.PRIVATE, chat_title=None)
             replies = await self.conversation.handle(msg)
-        private = Target(chat_id=int(msg.platform_user_id))
-        try:
-            if command == "memories":
-                sent = await self._send_pages(private, replies, _mode(msg.text))
-            else:
-                sent = await self._deliver(private, replies)
-        except BadRequest as exc:  # "chat not found": the user never opened a private chat
-            log.info("telegram private answer to %s failed: %s", msg.platform_user_id, exc)
-            sent = []
+            try:
+                if command == "memories":
+                    sent = await self._send_pages(private, replies, _mode(msg.text))
+                else:
+                    markup = None
+                    if replies and await self.conversation.pending_question(msg):
+                        markup = confirm_buttons(user_id)
+                    sent = await self._deliver(private, replies, markup=markup)
+            except BadRequest as exc:  # "chat not found" after all
+                log.info("telegram private answer to %s failed: %s", user_id, exc)
+        opening = (f"Open a chat with me (https://t.me/{self.me.username}), press Start, then "
+                   f"send /{command} there.")
         if sent:
             note = f"I sent you the answer to /{command} in our private chat."
+        elif ran:
+            note = (f"I could not send you the answer to /{command} in our private chat. "
+                    + opening)
         else:
-            note = (f"I answer /{command} only in a private chat, so that nobody else sees it. "
-                    f"Open a chat with me (https://t.me/{self.me.username}), press Start, "
-                    f"then send /{command} there.")
+            note = (f"I answer /{command} only in a private chat, so that nobody else sees it; "
+                    "nothing was shown or changed. " + opening)
         await self.sender.send(inbound.target, note)
 
     async def _deliver(self, target: Target, replies: list[str], *, markup=None) -> list[Message]:

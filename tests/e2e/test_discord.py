@@ -568,3 +568,50 @@ async def test_memory_bot_run_starts_discord_when_its_token_is_set(tmp_path):
         assert not any(c.status >= 400 for c in fake.calls)
     finally:
         await fake.close()
+
+
+async def test_commands_about_memory_in_a_server_channel_answer_only_to_the_user(tmp_path):
+    """Typed in a server channel, /forget (listing, number, all with its confirmation) and
+    /stats answer in a direct message; as slash commands they answer ephemerally and their
+    confirmation is not taken by a "yes" typed in the channel. Nothing of the user's memory
+    reaches the channel."""
+    async with running(tmp_path, model=ScriptedModel()) as (env, people):
+        ana, ben = people["ana"], people["ben"]
+        fake, general = env.fake, env.general
+        dm = fake.dm_channel(ana)
+        await env.say(ana, "remember that my secret hobby is Quilting")
+        await env.say(ana, "remember that I live in Graz")
+        notes = [one(await env.say(ana, text, where=general, mention=True))["content"]
+                 for text in ("/forget Quilting", "/stats", "/forget 1", "/forget all")]
+        assert notes == ["I sent you the answer to /forget in a direct message.",
+                         "I sent you the answer to /stats in a direct message.",
+                         "I sent you the answer to /forget in a direct message.",
+                         "I sent you the answer to /forget in a direct message."]
+        private = [m["content"] for m in fake.sent(dm)]
+        assert any(t.startswith("Matching facts:\n1. The user's secret hobby is Quilting")
+                   for t in private)
+        assert any(t.startswith("Forgotten: The user's secret hobby is Quilting")
+                   for t in private)
+        assert private[-1].startswith("This will delete all 1 fact(s)")
+        assert "Deleted everything" in one(await env.say(ana, "yes"))["content"]  # in the DM
+        assert await env.facts(ana) == []
+
+        await env.say(ana, "remember that I like Marzipan")
+        token = await env.slash(ana, "forget", {"what": "all"}, where=general)
+        question = one(fake.followups(token))
+        assert question["flags"] & EPHEMERAL and "1 fact(s)" in question["content"]
+        reply = one(await env.say(ana, "yes", where=general, mention=True))["content"]
+        assert "Deleted" not in reply and "fact" not in reply  # the channel confirms nothing
+        assert [f.text for f in await env.facts(ana)] == ["The user likes Marzipan"]
+        for message in fake.sent(general):
+            assert not re.search(r"quilting|graz|marzipan|fact\(s\)", message["content"], re.I)
+
+
+async def test_a_server_command_about_memory_runs_only_when_a_dm_reaches_the_user(tmp_path):
+    async with running(tmp_path, model=ScriptedModel()) as (env, people):
+        ben = people["ben"]
+        await env.say(ben, "remember that I like Marzipan")
+        env.fake.fail(r"POST /channels/\d+/messages", status=403, code=50007)
+        note = one(await env.say(ben, "/forget 1", where=env.general, mention=True))["content"]
+        assert "nothing was shown or changed" in note and "marzipan" not in note.lower()
+        assert [f.text for f in await env.facts(ben)] == ["The user likes Marzipan"]

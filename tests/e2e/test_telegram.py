@@ -417,15 +417,61 @@ async def test_someone_else_cannot_press_the_confirm_button_in_a_group(env):
     fake = env.fake
     await env.send(fake.group(GROUP, "Team", ALICE, "@memo_test_bot remember that I like tea"))
     await env.send(fake.group(GROUP, "Team", ALICE, "/forget all"))
-    question = fake.sent_messages(GROUP)[-1]
-    message = fake._message(GROUP, question["visible"], message_id=901)
-    await env.send(fake.press(BOB, message, "cf:y:11"))
+    note = fake.sent_messages(GROUP)[-1]  # the question itself went to Alice's private chat
+    assert note["visible"] == "I sent you the answer to /forget in our private chat."
+    message = fake._message(GROUP, note["visible"], message_id=901)
+    await env.send(fake.press(BOB, message, "cf:y:11"))  # forged button data in the group
     answer = fake.of("answerCallbackQuery")[-1].params
     assert "Only the person who asked" in answer["text"]
     assert len(await env.facts(ALICE)) == 1
-    await env.send(fake.press(ALICE, message, "cf:n:11"))
-    assert fake.sent(GROUP)[-1].startswith("Cancelled: delete all 1 fact(s)")
+    question = fake.sent_messages(11)[-1]
+    assert question["reply_markup"]["inline_keyboard"][0][1]["callback_data"] == "cf:n:11"
+    await env.send(fake.press(ALICE, fake._message(11, question["visible"], message_id=902),
+                              "cf:n:11"))
+    assert fake.sent(11)[-1].startswith("Cancelled: delete all 1 fact(s)")
     assert len(await env.facts(ALICE)) == 1
+
+
+async def test_every_command_about_your_memory_answers_in_private_from_a_group(env):
+    """/forget in all its forms (with its confirmation and buttons), /stats, /why, /memories
+    and /export used in a group: the group sees only where the answer went, never a fact, a
+    count or a listing; the private chat gets the answers and the confirmation."""
+    fake = env.fake
+    await env.send(fake.private(ALICE, "remember that my secret hobby is Quilting"),
+                   fake.private(ALICE, "remember that I live in Graz"),
+                   fake.group(GROUP, "Team", ALICE, "@memo_test_bot remember that I like tea"),
+                   fake.group(GROUP, "Team", ALICE, "@memo_test_bot what do I like to drink?"))
+    group_before = len(fake.sent(GROUP))
+    for command in ("/forget Quilting", "/stats", "/why", "/memories", "/export",
+                    "/forget 2", "/forget all"):
+        await env.send(fake.group(GROUP, "Team", ALICE, command))
+    in_group = fake.sent(GROUP)[group_before:]
+    assert in_group == [f"I sent you the answer to /{c} in our private chat." for c in
+                        ("forget", "stats", "why", "memories", "export", "forget", "forget")]
+    private = fake.sent(11)
+    assert any(t.startswith("Matching facts:\n2. The user's secret hobby is Quilting")
+               for t in private)
+    assert any(t.startswith("Forgotten: The user's secret hobby is Quilting") for t in private)
+    assert any("For my last reply I recalled" in t for t in private)  # /why of the group
+    assert any(t.startswith("Your model usage") for t in private)
+    question = fake.sent_messages(11)[-1]
+    assert question["visible"].startswith("This will delete all 2 fact(s)")
+    await env.send(fake.private(ALICE, "yes"))  # confirmed where it was asked
+    assert fake.sent(11)[-1].startswith("Deleted everything I kept about you: 2 fact(s)")
+    assert await env.facts(ALICE) == []
+    assert len(fake.sent(GROUP)) == group_before + 7  # nothing more reached the group
+
+
+async def test_a_group_command_about_memory_runs_only_when_the_private_chat_is_open(env):
+    fake = env.fake
+    await env.send(fake.group(GROUP, "Team", BOB, "@memo_test_bot remember that I like Marzipan"))
+    fake.fail("sendChatAction", 403, "Forbidden: bot can't initiate conversation with a user")
+    await env.send(fake.group(GROUP, "Team", BOB, "/forget 1"))
+    note = fake.sent(GROUP)[-1]
+    assert "nothing was shown or changed" in note and "https://t.me/memo_test_bot" in note
+    assert "marzipan" not in note.lower()
+    assert [f.text for f in await env.facts(BOB)] == ["The user likes Marzipan"]
+    assert fake.sent(22) == []
 
 
 async def test_memories_are_paginated_with_inline_buttons(env):

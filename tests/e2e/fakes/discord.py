@@ -98,6 +98,7 @@ class FakeDiscord:
 
     def __init__(self, *, message_content: bool = True, content_flag: bool | None = None) -> None:
         self._seq_id = 0
+        self.users: dict[str, dict] = {}  # every user made by :meth:`user`, by id
         self.bot = self.user("memorybot", bot=True)
         self.app_id = self.snowflake()
         self.message_content = message_content
@@ -127,8 +128,10 @@ class FakeDiscord:
         return ((int(time.time() * 1000) - DISCORD_EPOCH_MS) << 22) + self._seq_id
 
     def user(self, name: str, *, bot: bool = False) -> dict:
-        return {"id": str(self.snowflake()), "username": name, "global_name": name.capitalize(),
+        user = {"id": str(self.snowflake()), "username": name, "global_name": name.capitalize(),
                 "discriminator": "0", "avatar": None, "bot": bot}
+        self.users[user["id"]] = user
+        return user
 
     def add_guild(self, name: str, channels: list[str], *,
                   threads: list[tuple[str, str, bool]] = ()) -> Guild:
@@ -306,6 +309,14 @@ class FakeDiscord:
                                  "default_member_permissions": None, "dm_permission": True})
             self.synced[scope] = commands
             return 200, commands
+        if method == "POST" and path == "/users/@me/channels":  # open a DM channel
+            recipient = str(body["recipient_id"])
+            return 200, {"id": str(self.dm_channel({"id": recipient})), "type": 1,
+                         "last_message_id": None, "flags": 0,
+                         "recipients": [self.users.get(recipient, {"id": recipient,
+                                                                   "username": "someone",
+                                                                   "discriminator": "0",
+                                                                   "avatar": None})]}
         m = re.fullmatch(r"/channels/(\d+)/typing", path)
         if method == "POST" and m:
             return 204, None
