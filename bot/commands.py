@@ -171,8 +171,24 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
                      else f"\"{arg}\" is not a fact number.")
             return [f"{wrong} {_numbers_hint(len(facts), len(listed))} Nothing was deleted."]
         fact = listed[n - 1]
-        await memory.forget_fact(ctx.user.id, fact.id)
-        return [f"Forgotten: {fact.text}"]
+        going = await memory.forget_fact_preview(ctx.user.id, fact.id)
+
+        async def forget_them() -> str:
+            result = await memory.forget_fact(ctx.user.id, fact.id)
+            if not result.fact_texts:
+                return "That fact is already gone; nothing was deleted."
+            return _forgotten(result)
+
+        if len(going) <= 1:  # nothing beyond the fact named: no question
+            return [await forget_them()]
+        earlier = "; ".join(f.text for f in going[1:])
+        description = (f"delete fact {n} ({fact.text}) and {len(going) - 1} earlier value(s) "
+                       f"of it ({earlier}), with the messages they came from")
+        engine.pending[(ctx.thread.id, ctx.user.id)] = _pending(description, forget_them,
+                                                               ctx.user.id)
+        lines = "\n".join(f"- {f.text}" for f in going)
+        return [f"This will delete fact {n} and the earlier value(s) it replaced:\n{lines}\n"
+                "with the messages they came from. Reply yes to confirm."]
     words = normalise(arg)
     matches = [(n, f) for n, f in enumerate(facts, 1) if words in normalise(f.text)]
     if not matches:
@@ -182,6 +198,18 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
            f"Send /forget with one of these numbers (for example /forget {matches[0][0]}) to "
            "delete it.")
     return ["Matching facts:\n" + "\n".join(lines) + "\n" + how]
+
+
+def _forgotten(result) -> str:
+    """The answer to a done ``/forget N``: every fact that went, and how many messages."""
+    first, *earlier = result.fact_texts
+    text = f"Forgotten: {first}"
+    if earlier:
+        text += f" and its earlier value(s): {'; '.join(earlier)}"
+    if result.turns:
+        text += (f" (with the {result.turns} message(s) "
+                 f"{'they' if earlier else 'it'} came from)")
+    return text
 
 
 # numbers with an optional sign or "#", separated by spaces or commas ("-1", "+2", "1 2",

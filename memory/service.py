@@ -940,6 +940,11 @@ class MemoryService:
         await self._purge(result, user_id)
         return result
 
+    async def forget_fact_preview(self, user_id: int, fact_id: int) -> list[Fact]:
+        """The facts :meth:`forget_fact` would delete now: the fact first, then the earlier
+        values of its topic it replaced; deletes nothing."""
+        return await self.store.fact_with_history(user_id, fact_id)
+
     async def forget_all_preview(self, user_id: int) -> ForgetResult:
         """What :meth:`forget_all` would delete now, as counts (facts of every status, private
         and group episodes, rounds, messages); deletes nothing."""

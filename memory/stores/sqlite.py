@@ -212,6 +212,7 @@ class ForgetResult:
     index_keys: tuple[str, ...]
     resummarise: tuple[int, ...] = ()  # closed sessions whose episode was deleted (issue 8)
     purge_id: int | None = None  # the durable purge record (:meth:`SQLiteStore.pending_purges`)
+    fact_texts: tuple[str, ...] = ()  # the deleted facts (``delete_fact``), the named one first
 
 
 @dataclass(frozen=True, slots=True)
@@ -926,27 +927,38 @@ class SQLiteStore:
 
     # ----------------------------------------------------------------- deletion
 
+    async def fact_with_history(self, user_id: int, fact_id: int) -> list[Fact]:
+        """The facts :meth:`delete_fact` deletes for ``fact_id``: the fact first, then the
+        earlier values it replaced (superseded facts of its topic valid from no later than
+        it, oldest first); a later or current value of the topic is never among them. Empty
+        when the fact is not the user's."""
+        row = await self._one("SELECT * FROM facts WHERE id = ? AND user_id = ?",
+                              (fact_id, user_id))
+        if row is None:
+            return []
+        fact = self._fact(row)
+        if not row["topic"]:
+            return [fact]
+        rows = await self._all(
+            "SELECT * FROM facts WHERE user_id = ? AND topic = ? AND status = 'superseded' "
+            "AND id != ? AND valid_from <= ? ORDER BY valid_from, id",
+            (user_id, row["topic"], fact_id, row["valid_from"]))
+        return [fact] + [self._fact(r) for r in rows]
+
     async def delete_fact(self, user_id: int, fact_id: int, now: datetime) -> ForgetResult:
-        """Delete one of a user's facts, its history (facts it superseded with the same topic)
-        and the source turns it came from; rounds holding those turns go too.
+        """Delete one of a user's facts, its history (the earlier values it replaced:
+        :meth:`fact_with_history`) and the source turns they came from; rounds holding those
+        turns go too.
 
         Returns:
-            What was removed (zero counts when the fact is not the user's).
+            What was removed, with the deleted facts' texts (zero counts when the fact is not
+            the user's).
         """
         async with self._tx() as tx:
-            row = await self._one(
-                "SELECT * FROM facts WHERE id = ? AND user_id = ?", (fact_id, user_id)
-            )
-            if row is None:
+            facts = await self.fact_with_history(user_id, fact_id)
+            if not facts:
                 return ForgetResult(0, 0, 0, 0, ())
-            ids = [fact_id]
-            if row["topic"]:
-                rows = await self._all(
-                    "SELECT id FROM facts WHERE user_id = ? AND topic = ? AND status = 'superseded'",
-                    (user_id, row["topic"]),
-                )
-                ids += [r["id"] for r in rows if r["id"] != fact_id]
-            facts = await self._by_ids("facts", ids, self._fact)
+            ids = [f.id for f in facts]
             turn_ids = sorted({t for f in facts for t in f.source_turn_ids})
             round_keys = await self._rounds_with_turns(turn_ids)
             # issue 8: the replies in those rounds (they may echo the text) go too, and so do
@@ -981,7 +993,7 @@ class SQLiteStore:
             resummarise = tuple(e.session_id for e in citing if e.status == "closed")
             purge_id = await self._record_purge(tx, user_id, keys, resummarise, now)
         return ForgetResult(len(ids), len(episode_ids), len(round_keys), len(turn_ids), keys,
-                            resummarise, purge_id)
+                            resummarise, purge_id, tuple(f.text for f in facts))
 
     async def _rounds_with_turns(self, turn_ids: Sequence[int]) -> list[int]:
         if not turn_ids:

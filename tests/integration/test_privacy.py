@@ -342,3 +342,41 @@ def test_everything_created_in_an_existing_0755_folder_is_owner_only(tmp_path):
              if stat.S_IMODE(p.stat().st_mode) & 0o077]
     assert loose == []
     assert stat.S_IMODE(data.stat().st_mode) == 0o755  # the operator's choice for the folder
+
+
+async def test_forget_n_asks_before_taking_history_and_names_everything_it_took(tmp_path, clock):
+    """/forget N of a fact with earlier values: the question lists every fact that will go,
+    the answer names every fact that went; a later value of the topic is never taken along,
+    and a fact with no earlier value goes at once, alone."""
+    h = await make_harness(tmp_path, clock, lance=True)
+    try:
+        await h.say("remember I live in Vienna")
+        h.clock.advance(86400)
+        await h.say("remember I live in Linz now")
+        h.clock.advance(86400)
+        await h.say("remember I live in Graz now")
+        listing = (await h.say("/memories all"))[0]
+        numbers = {text: line.split(".")[0] for line in listing.splitlines()
+                   for text in ("Vienna", "Linz", "Graz") if text in line and line[0].isdigit()}
+        question = (await h.say(f"/forget {numbers['Linz']}"))[0]
+        assert question.startswith(f"This will delete fact {numbers['Linz']} and the earlier")
+        assert "- The user lives in Linz\n- The user lives in Vienna\n" in question
+        assert "Graz" not in question
+        u = await h.store.find_user("console", "alice")
+        assert len(await h.memory.facts_for(u.id, history=True)) == 3  # nothing yet
+        answer = (await h.say("yes"))[0]
+        assert answer.startswith("Forgotten: The user lives in Linz and its earlier value(s): "
+                                 "The user lives in Vienna")
+        left = await h.memory.facts_for(u.id, history=True)
+        assert [f.text for f in left] == ["The user lives in Graz"]
+
+        await h.say("remember I live in Salzburg now")  # Graz becomes an earlier value
+        listing = (await h.say("/memories all"))[0]
+        graz = next(line.split(".")[0] for line in listing.splitlines()
+                    if "Graz" in line and line[0].isdigit())
+        answer = (await h.say(f"/forget {graz}"))[0]
+        assert answer.startswith("Forgotten: The user lives in Graz (with the")
+        assert [f.text for f in await h.memory.facts_for(u.id, history=True)] == [
+            "The user lives in Salzburg"]
+    finally:
+        await _close(h)

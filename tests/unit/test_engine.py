@@ -77,7 +77,8 @@ async def test_memories_format_and_forget_n(harness):
     assert lines[0] == "1. The user lives in Graz (2026-11-30, private chat)"
     assert lines[1] == "2. The user drinks green tea (2026-11-30, private chat)"
     assert lines[2].startswith("Earlier conversations: 0")
-    assert (await harness.say("/forget 1"))[0] == "Forgotten: The user lives in Graz"
+    assert (await harness.say("/forget 1"))[0] == ("Forgotten: The user lives in Graz (with the "
+                                                    "1 message(s) it came from)")
     assert "Graz" not in (await harness.say("/memories"))[0]
     assert "no fact number 7" in (await harness.say("/forget 7"))[0]
     assert "2. The user drinks" not in (await harness.say("/forget tea"))[0]
