@@ -203,7 +203,6 @@ class ConversationEngine:
                  "working_tokens=%d keys=%s", ctx.thread.id, turn.id, len(prompt.recalled),
                  prompt.memory_tokens, len(window), working_tokens,
                  ",".join(i.key for i in prompt.recalled) or "-")
-        log.debug("prompt system=%r", prompt.system)
         try:
             answer_from_memory = getattr(self.model, "answer_from_memory", None)
             if callable(answer_from_memory):  # memory.ports.MemoryAnswerer: no language model
@@ -232,6 +231,9 @@ class ConversationEngine:
             }, now)]
         answer = reply.text.strip()
         if answer:
+            # what the reply was derived from, so that forgetting an item takes it along
+            statements.append(SQLiteStore.recalled_statement(
+                ctx.thread.id, [i.key for i in prompt.recalled]))
             await self.memory.record_assistant_turn(
                 ctx, answer, at=now, generated_by=reply.model, statements=statements)
         else:

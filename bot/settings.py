@@ -158,7 +158,8 @@ class Settings(BaseSettings):
         0, "port, 0 = off", "Port of the HTTP health endpoint.", ge=0, le=65535)
     log_level: LogLevel = _setting(
         "INFO", "`DEBUG`, `INFO`, `WARNING`, `ERROR`, `CRITICAL`",
-        "Level of the log file under the data folder.")
+        "Level of the log file under the data folder (at every level it holds ids, counts "
+        "and durations, never message or memory text).")
     log_format: Literal["text", "json"] = _setting(
         "text", "`text` or `json`", "Log line format: plain text or JSON lines.")
     default_timezone: str = _setting(

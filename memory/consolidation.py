@@ -495,7 +495,6 @@ class LLMConsolidator:
     def _reject(self, reason: str, item) -> None:
         self.stats[f"rejected:{reason}"] += 1
         log.info("model fact rejected (%s)", reason)
-        log.debug("model fact rejected (%s): %r", reason, item)
 
     async def _ops(self, items: list, candidates: Sequence[_Candidate], batch_ids: set[int],
                    *, thread: ThreadRow, scope: str) -> list[FactOp]:

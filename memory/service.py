@@ -52,7 +52,7 @@ from memory.stores.sqlite import (
     ThreadRow,
     UserRow,
 )
-from memory.text import language_of, normalise, search_text
+from memory.text import has_cjk, language_of, normalise, search_text, search_tokens
 from memory.topics import match_topics, topic_terms
 from memory.types import (
     ChatKind,
@@ -1120,7 +1120,10 @@ class MemoryService:
         if found is None:
             return None, []
         before, turn = found
-        if before.text == turn.text or not derive_facts or not ctx.user.memory_enabled:
+        if before.text == turn.text:
+            return turn, []
+        if not derive_facts or not ctx.user.memory_enabled:
+            await self._drop_derived_from_edit(ctx, before, turn)
             return turn, []
         stated = [f for f in await self.store.list_facts(ctx.user.id, [FactStatus.ACTIVE])
                   if turn.id in f.source_turn_ids]
@@ -1138,9 +1141,34 @@ class MemoryService:
             facts = await self.store.get_facts([f.id for f in ended])
             await self.index.upsert(await self._fact_items(
                 [(f, self._fact_scope(f)) for f in facts.values()]))
+        await self._drop_derived_from_edit(ctx, before, turn)
         log.info("turn edited id=%s thread=%s outcomes=%d ended=%d", turn.id, ctx.thread.id,
                  len(outcomes), len(ended))
         return turn, outcomes
+
+    async def _drop_derived_from_edit(self, ctx: Context, before: Turn, turn: Turn) -> None:
+        """What was derived from an edited turn's old text is deleted or rebuilt from what
+        remains (``SQLiteStore.drop_derived_from_edit``): replies that quoted it (they hold a
+        word of the old text the new one lacks), episodes citing it (summarised again), its
+        rounds (rewritten and indexed again), facts only it stated that are no longer current
+        (the old value), ``/why`` records; then purged from disk like a deletion."""
+        new = set(search_tokens(turn.text))
+        old_terms = {t for t in search_tokens(before.text) if t not in new and (
+            len(t) >= 3 or any(c.isdigit() for c in t) or (has_cjk(t) and len(t) >= 2))}
+        stale = [f.id for f in await self.store.list_facts(
+                     ctx.user.id, [FactStatus.SUPERSEDED, FactStatus.ARCHIVED])
+                 if set(f.source_turn_ids) == {turn.id}]
+        cascade = await self.store.drop_derived_from_edit(
+            ctx.user.id, turn.id, old_terms, self.clock.now(), fact_ids=stale,
+            round_text=lambda turns: "\n".join(d.text for d in self._rounds(turns)))
+        await self._run_purge(PurgeRow(cascade.purge_id, ctx.user.id, cascade.index_keys,
+                                       cascade.resummarise))
+        rounds = await self.store.get_rounds(cascade.rebuilt)
+        if rounds:
+            await self.index.upsert(await self._round_items([rounds[i] for i in sorted(rounds)]))
+        log.info("edit cascade turn=%s replies_deleted=%d rounds_rebuilt=%d episodes_redone=%d "
+                 "facts_deleted=%d", turn.id, cascade.replies, len(rounds),
+                 len(cascade.resummarise), len(stale))
 
     # ----------------------------------------------------------------- export / import (issue 8)
 

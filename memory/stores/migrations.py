@@ -240,4 +240,9 @@ MIGRATIONS: tuple[str, ...] = (
         created_at TEXT NOT NULL
     );
     """,
+    # 10: where a reply came from: the keys of the memory items its prompt recalled
+    # (``fact:3 episode:7``), so forgetting an item also deletes the replies derived from it.
+    """
+    ALTER TABLE turns ADD COLUMN recalled TEXT;
+    """,
 )

@@ -216,6 +216,17 @@ class ForgetResult:
 
 
 @dataclass(frozen=True, slots=True)
+class EditCascade:
+    """What :meth:`SQLiteStore.drop_derived_from_edit` deleted and what is left to rebuild."""
+
+    rebuilt: tuple[int, ...]  # rounds rewritten from the turns they still hold
+    index_keys: tuple[str, ...]  # deleted items and rewritten rounds
+    resummarise: tuple[int, ...]  # closed sessions whose episode was deleted
+    purge_id: int
+    replies: int  # replies deleted (they quoted the old text)
+
+
+@dataclass(frozen=True, slots=True)
 class PurgeRow:
     """A deletion whose purge from disk is not finished yet (written in the deletion's own
     transaction, removed by :meth:`SQLiteStore.purge_done`)."""
@@ -960,16 +971,26 @@ class SQLiteStore:
                 return ForgetResult(0, 0, 0, 0, ())
             ids = [f.id for f in facts]
             turn_ids = sorted({t for f in facts for t in f.source_turn_ids})
-            round_keys = await self._rounds_with_turns(turn_ids)
-            # issue 8: the replies in those rounds (they may echo the text) go too, and so do
-            # the episodes citing any of these turns, and the user's /why records.
-            echo_ids = await self._replies_quoting(user_id, [f.text for f in facts])
-            round_keys = sorted(set(round_keys) | set(await self._rounds_with_turns(echo_ids)))
-            reply_ids = sorted(({t for r in await self._by_ids("rounds", round_keys, self._round)
-                                 for t in r.turn_ids} | set(echo_ids)) - set(turn_ids))
-            doomed = set(turn_ids) | set(reply_ids)
-            citing = await self._episodes_citing(doomed)
-            episode_ids = [e.id for e in citing]
+            # what was derived from them goes too: the replies in the rounds holding those
+            # turns, replies that quoted a fact or whose prompt recalled a doomed item, the
+            # rounds holding such replies, the episodes citing any doomed turn; repeated until
+            # nothing new is derived (a reply that recalled a deleted episode, ...)
+            echo_ids = set(await self._replies_quoting(user_id, [f.text for f in facts]))
+            known: set[str] = set()
+            while True:
+                round_keys = sorted(set(await self._rounds_with_turns(turn_ids))
+                                    | set(await self._rounds_with_turns(sorted(echo_ids))))
+                reply_ids = sorted(({t for r in await self._by_ids("rounds", round_keys,
+                                                                   self._round)
+                                     for t in r.turn_ids} | echo_ids) - set(turn_ids))
+                citing = await self._episodes_citing(set(turn_ids) | set(reply_ids))
+                episode_ids = [e.id for e in citing]
+                doomed_keys = ({f"fact:{i}" for i in ids} | {f"round:{i}" for i in round_keys}
+                               | {f"episode:{i}" for i in episode_ids})
+                if doomed_keys == known:
+                    break
+                known = doomed_keys
+                echo_ids |= set(await self._replies_recalling(user_id, doomed_keys))
             marks = ",".join("?" * len(ids))
             await tx.execute(f"DELETE FROM facts WHERE id IN ({marks})", ids)
             if round_keys:
@@ -984,6 +1005,7 @@ class SQLiteStore:
                 await self._delete_ids(tx, "turns", reply_ids)
             await self._delete_ids(tx, "episodes", episode_ids)
             await tx.execute("DELETE FROM prompt_records WHERE user_id = ?", (user_id,))
+            await self._drop_prompt_records_showing(tx, doomed_keys)
             await tx.execute(
                 "INSERT INTO audit_log (at, user_id, action, count) VALUES (?, ?, 'forget_fact', ?)",
                 (_ts(now), user_id, len(ids)),
@@ -1035,6 +1057,17 @@ class SQLiteStore:
             group_turns += [r["id"] for r in await self._all(
                 f"SELECT u.id FROM turns u JOIN threads t ON t.id = u.thread_id WHERE "
                 f"t.chat_kind = 'group' AND u.id IN ({marks})", echoes)]
+        # and group replies whose prompt recalled one of the user's items (their facts, their
+        # private conversations: a group never recalls those, but the check is by key)
+        own_keys = ({f"fact:{i}" for i in fact_ids} | {f"episode:{i}" for i in episode_ids}
+                    | {f"round:{i}" for i in round_ids})
+        derived = await self._replies_recalling(user_id, own_keys)
+        if derived:
+            marks = ",".join("?" * len(derived))
+            group_turns += [r["id"] for r in await self._all(
+                f"SELECT u.id FROM turns u JOIN threads t ON t.id = u.thread_id WHERE "
+                f"t.chat_kind = 'group' AND u.id IN ({marks})", derived)]
+        group_turns = sorted(set(group_turns))
         group_rounds = await self._rounds_with_turns(group_turns)
         gset = set(group_turns)
         group_episodes = [r["id"] for r in await self._all(
@@ -1073,6 +1106,9 @@ class SQLiteStore:
                 await tx.execute("DELETE FROM episodes WHERE thread_id = ?", (thread_id,))
                 await tx.execute("DELETE FROM rounds WHERE thread_id = ?", (thread_id,))
             await tx.execute("DELETE FROM prompt_records WHERE user_id = ?", (user_id,))
+            await self._drop_prompt_records_showing(
+                tx, {f"fact:{i}" for i in t.fact_ids} | {f"episode:{i}" for i in t.episode_ids}
+                | {f"round:{i}" for i in t.round_ids})
             await tx.execute("DELETE FROM fact_candidates WHERE user_id = ?", (user_id,))
             await tx.execute(
                 "INSERT INTO audit_log (at, user_id, action, count) VALUES (?, ?, 'forget_all', ?)",
@@ -1134,6 +1170,38 @@ class SQLiteStore:
                 "VALUES (?, ?, ?, ?) ON CONFLICT (thread_id, user_id) DO UPDATE SET "
                 "created_at = excluded.created_at, payload = excluded.payload",
                 (thread_id, user_id, _ts(now), json.dumps(payload, ensure_ascii=False)))
+
+    @staticmethod
+    def recalled_statement(thread_id: int, keys: Sequence[str]) -> Statement:
+        """The statement, for :meth:`add_turn`'s ``statements`` of an assistant turn, that
+        records the keys of the memory items its prompt recalled on that turn (the newest
+        assistant turn of the thread inside the same transaction): what the reply was derived
+        from, for :meth:`delete_fact` and :meth:`forget_all`."""
+        return ("UPDATE turns SET recalled = ? WHERE id = (SELECT max(id) FROM turns WHERE "
+                "thread_id = ? AND role = 'assistant')", (" ".join(keys), thread_id))
+
+    async def _replies_recalling(self, user_id: int, keys: Iterable[str]) -> list[int]:
+        """Assistant turns, in threads where the user spoke, whose prompt recalled one of
+        ``keys`` (replies derived from those items)."""
+        wanted = set(keys)
+        if not wanted:
+            return []
+        rows = await self._all(
+            "SELECT id, recalled FROM turns WHERE role = 'assistant' AND recalled IS NOT NULL "
+            "AND recalled != '' AND thread_id IN (SELECT DISTINCT thread_id FROM turns WHERE "
+            "user_id = ?)", (user_id,))
+        return sorted(r["id"] for r in rows if wanted & set(r["recalled"].split()))
+
+    async def _drop_prompt_records_showing(self, tx, keys: Iterable[str]) -> None:
+        """Delete every ``/why`` record (of any user) that shows one of ``keys``: it holds the
+        item's text."""
+        wanted = set(keys)
+        if not wanted:
+            return
+        for r in await self._all("SELECT thread_id, user_id, payload FROM prompt_records"):
+            if wanted & {i.get("key") for i in json.loads(r["payload"]).get("items", [])}:
+                await tx.execute("DELETE FROM prompt_records WHERE thread_id = ? AND "
+                                 "user_id = ?", (r["thread_id"], r["user_id"]))
 
     async def run_statements(self, statements: Sequence[Statement]) -> None:
         """Run statements that touch no turn and no session in one write transaction."""
@@ -1402,6 +1470,71 @@ class SQLiteStore:
         before = self._turn(row)
         after = await self.get_turns([row["id"]])
         return before, after[0]
+
+    async def drop_derived_from_edit(self, user_id: int, turn_id: int, old_terms: set[str],
+                                     now: datetime, *, fact_ids: Sequence[int] = (),
+                                     round_text: Callable[[list[Turn]], str]) -> EditCascade:
+        """After an edit of turn ``turn_id``: delete what was derived from its old text and
+        say what to rebuild, in one transaction with a purge record (:meth:`pending_purges`).
+
+        Deleted: the replies to the turn and in the rounds holding it, and the replies whose prompt
+        recalled those rounds or the episodes citing the turn, when they contain one of
+        ``old_terms`` (words of the old text the new one lacks: they quoted it); the episodes
+        citing the turn or such a reply (a running episode's session is set to be folded again
+        from its first turn); the facts ``fact_ids`` (stated only by the old text); ``/why``
+        records showing any of these items. The rounds holding the turn are rewritten from
+        the turns they still hold (``round_text`` renders them).
+
+        Returns:
+            The rewritten rounds, the index keys to delete (deleted items, and the rewritten
+            rounds: their rows hold the old text until written again), the closed sessions to
+            summarise again, and the purge record's id.
+        """
+        async with self._tx() as tx:
+            round_ids = await self._rounds_with_turns([turn_id])
+            citing = await self._episodes_citing([turn_id])
+            keys = {f"round:{i}" for i in round_ids} | {f"episode:{e.id}" for e in citing}
+            rounds = await self._by_ids("rounds", round_ids, self._round)
+            answers = []  # the replies to the turn, also before a round holds them
+            for r in await self._all(
+                    "SELECT id, role FROM turns WHERE session_id = (SELECT session_id FROM "
+                    "turns WHERE id = ?) AND id > ? ORDER BY id", (turn_id, turn_id)):
+                if r["role"] != "assistant":
+                    break
+                answers.append(r["id"])
+            candidates = ({t for r in rounds for t in r.turn_ids} - {turn_id}) | set(
+                answers) | set(await self._replies_recalling(user_id, keys))
+            quoting = [t.id for t in await self.get_turns(sorted(candidates))
+                       if t.role is Role.ASSISTANT
+                       and any(term in t.text.lower() for term in old_terms)]
+            if quoting:
+                round_ids = sorted(set(round_ids) | set(await self._rounds_with_turns(quoting)))
+                rounds = await self._by_ids("rounds", round_ids, self._round)
+                citing = await self._episodes_citing([turn_id, *quoting])
+            await self._delete_ids(tx, "turns", quoting)
+            rebuild = {r.id: tuple(t for t in r.turn_ids if t not in quoting) for r in rounds}
+            emptied = [i for i, turns in rebuild.items() if not turns]
+            await self._delete_ids(tx, "rounds", emptied)
+            await self._delete_ids(tx, "facts", list(fact_ids))
+            for round_id, kept in rebuild.items():
+                if kept:
+                    await tx.execute("UPDATE rounds SET turn_ids = ?, text = ? WHERE id = ?",
+                                     (json.dumps(list(kept)),
+                                      round_text(await self.get_turns(kept)), round_id))
+            await self._delete_ids(tx, "episodes", [e.id for e in citing])
+            for e in citing:
+                if e.status != "closed":  # the running episode is folded again from scratch
+                    await tx.execute("UPDATE sessions SET folded_through = 0 WHERE id = ?",
+                                     (e.session_id,))
+            await self._drop_prompt_records_showing(
+                tx, {f"round:{i}" for i in round_ids} | {f"episode:{e.id}" for e in citing})
+            gone = (tuple(f"round:{i}" for i in round_ids)
+                    + tuple(f"episode:{e.id}" for e in citing)
+                    + tuple(f"fact:{i}" for i in fact_ids))
+            resummarise = tuple(e.session_id for e in citing if e.status == "closed")
+            purge_id = await self._record_purge(tx, user_id, gone, resummarise, now)
+        kept = [i for i, turns in rebuild.items() if turns]
+        return EditCascade(tuple(kept), gone, resummarise, purge_id, len(quoting))
 
     # ----------------------------------------------------------------- bulk load (issue 11)
 
