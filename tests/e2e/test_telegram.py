@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections import deque
 
 import aiohttp
@@ -444,15 +445,17 @@ async def test_every_command_about_your_memory_answers_in_private_from_a_group(e
                    fake.group(GROUP, "Team", ALICE, "@memo_test_bot remember that I like tea"),
                    fake.group(GROUP, "Team", ALICE, "@memo_test_bot what do I like to drink?"))
     group_before = len(fake.sent(GROUP))
-    for command in ("/forget Quilting", "/stats", "/why", "/memories", "/export",
-                    "/forget 2", "/forget all"):
+    await env.send(fake.group(GROUP, "Team", ALICE, "/forget Quilting"))
+    listing = fake.sent(11)[-1]  # facts of both chats are numbered in the order they came
+    number = re.match(r"Matching facts:\n(\d+)\. The user's secret hobby is Quilting\n",
+                      listing).group(1)
+    for command in ("/stats", "/why", "/memories", "/export", f"/forget {number}",
+                    "/forget all"):
         await env.send(fake.group(GROUP, "Team", ALICE, command))
     in_group = fake.sent(GROUP)[group_before:]
     assert in_group == [f"I sent you the answer to /{c} in our private chat." for c in
                         ("forget", "stats", "why", "memories", "export", "forget", "forget")]
     private = fake.sent(11)
-    assert any(t.startswith("Matching facts:\n2. The user's secret hobby is Quilting")
-               for t in private)
     assert any(t.startswith("Forgotten: The user's secret hobby is Quilting") for t in private)
     assert any("For my last reply I recalled" in t for t in private)  # /why of the group
     assert any(t.startswith("Your model usage") for t in private)
