@@ -174,6 +174,10 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
         going = await memory.forget_fact_preview(ctx.user.id, fact.id)
 
         async def forget_them() -> str:
+            # copies of the doomed messages outside the stores first (the console's input
+            # history), as for /forget all
+            await engine.forgetting_messages(
+                ctx.user.id, await memory.forget_fact_messages(ctx.user.id, fact.id))
             result = await memory.forget_fact(ctx.user.id, fact.id)
             if not result.fact_texts:
                 return "That fact is already gone; nothing was deleted."

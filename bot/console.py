@@ -2,8 +2,8 @@
 
 The console adapter (``adapters/console``) reads and answers lines; this module owns what the
 composition root owns: building and closing the app, SIGINT, and tying the prompt's history
-file to the user's memory (``/forget all`` deletes it; nothing new is written to it while the
-user's memory is off).
+file to the user's memory (``/forget all`` deletes it, ``/forget N`` takes out the lines of the
+messages it deletes; nothing new is written to it while the user's memory is off).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ async def run_console_command(settings: Settings, user: str) -> int:
     SIGINT (Ctrl-C while a reply is being made, or ``kill -INT``) ends the console as ``/quit``
     does: at the prompt Ctrl-C is a key press (the terminal is in raw mode) and never a signal.
     The prompt's history is ``<data folder>/console/<user>.history`` (``adapters.console``):
-    new lines are not written to it while the user's memory is off, and ``/forget all``
-    deletes it."""
+    new lines are not written to it while the user's memory is off, ``/forget all`` deletes it
+    and ``/forget N`` takes out the lines of the messages it deletes."""
     from adapters.console import ConsoleHistory, history_path, run_console
     from bot.app import build_app
 
@@ -57,8 +57,9 @@ async def run_console_command(settings: Settings, user: str) -> int:
 
 def keep_history_in_step(engine: ConversationEngine, user: str, history):
     """Tie the console's ``history`` to the memory of console user ``user``: ``/forget all``
-    of that user deletes it (an ``engine.on_forget_all`` listener), and while the user's memory
-    is off new lines stay out of its file. Returns the ``before_prompt`` hook for
+    of that user deletes it (an ``engine.on_forget_all`` listener), ``/forget N`` takes out the
+    lines of the messages it deletes (``engine.on_forget_messages``), and while the user's
+    memory is off new lines stay out of its file. Returns the ``before_prompt`` hook for
     ``run_console`` that keeps ``history.persist`` in step with the memory switch."""
     store = engine.memory.store
 
@@ -67,11 +68,17 @@ def keep_history_in_step(engine: ConversationEngine, user: str, history):
         if row is not None and row.id == user_id:
             history.clear()
 
+    async def forgot_messages(user_id: int, texts: list[str]) -> None:
+        row = await store.find_user("console", user)
+        if row is not None and row.id == user_id:
+            history.remove(texts)
+
     async def before_prompt() -> None:
         row = await store.find_user("console", user)
         history.persist = row is None or row.memory_enabled
 
     engine.on_forget_all.append(forgot_everything)
+    engine.on_forget_messages.append(forgot_messages)
     return before_prompt
 
 

@@ -90,6 +90,9 @@ class ConversationEngine:
             before the stores delete (a crash in between leaves data to delete again, never a
             copy of deleted data), so that copies kept outside the stores go too (the
             console's input history).
+        on_forget_messages: awaited with the user id and the texts of the user's messages a
+            confirmed ``/forget N`` is about to delete, before the stores delete (as
+            ``on_forget_all``), so that copies of those lines kept outside the stores go too.
     """
 
     def __init__(self, *, memory: MemoryService, model: ChatModel, max_tokens: int = 1024,
@@ -101,6 +104,7 @@ class ConversationEngine:
         self._locks: dict[ThreadKey, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.pending: dict[tuple[int, int], PendingConfirmation] = {}
         self.on_forget_all: list[Callable[[int], Awaitable[None]]] = []
+        self.on_forget_messages: list[Callable[[int, list[str]], Awaitable[None]]] = []
 
     async def handle(self, msg: IncomingMessage) -> list[str]:
         """Answer one message. Returns the reply texts (at least one for every input).
@@ -263,6 +267,13 @@ class ConversationEngine:
         """Run the ``on_forget_all`` listeners for ``user_id`` (``/forget all``, confirmed)."""
         for listener in self.on_forget_all:
             await listener(user_id)
+
+    async def forgetting_messages(self, user_id: int, texts: list[str]) -> None:
+        """Run the ``on_forget_messages`` listeners for ``user_id`` and the texts of the
+        messages about to be deleted (``/forget N``)."""
+        if texts:
+            for listener in self.on_forget_messages:
+                await listener(user_id, texts)
 
     async def shutdown(self) -> None:
         """Finish background and pending consolidation of this process."""

@@ -940,6 +940,12 @@ class MemoryService:
         await self._purge(result, user_id)
         return result
 
+    async def forget_fact_messages(self, user_id: int, fact_id: int) -> list[str]:
+        """The texts of the user's own messages :meth:`forget_fact` would delete now (so that
+        copies kept outside the stores, the console's input history, can go first); deletes
+        nothing."""
+        return await self.store.fact_deletion_messages(user_id, fact_id)
+
     async def forget_fact_preview(self, user_id: int, fact_id: int) -> list[Fact]:
         """The facts :meth:`forget_fact` would delete now: the fact first, then the earlier
         values of its topic it replaced; deletes nothing."""

@@ -5,7 +5,8 @@ the history, in the running prompt (Up) and on disk alike, so a password typed o
 comes back on Up and never reaches the file. Redacting beats dropping the line: the user sees
 at once what was kept ("my password is [redacted password]"), and Up never skips a line they
 just sent. While the user's memory is off (``persist`` False) lines stay in the running
-process only, as the conversation does; ``clear`` empties both (``/forget all``).
+process only, as the conversation does; ``clear`` empties both (``/forget all``), and
+``remove`` takes out the lines of messages a ``/forget N`` deletes.
 
 The file format is prompt_toolkit's :class:`~prompt_toolkit.history.FileHistory` format (an
 entry is a ``# <UTC time>`` line and its text lines prefixed with ``+``), so multi-line pastes
@@ -22,6 +23,7 @@ from urllib.parse import quote
 from prompt_toolkit.history import FileHistory
 
 from memory.redact import redact
+from memory.text import without_direction_marks
 
 #: Entries kept on disk; older ones are dropped when the file is loaded (a shell's HISTSIZE).
 MAX_ENTRIES = 1000
@@ -80,6 +82,24 @@ class ConsoleHistory(FileHistory):
         self._loaded_strings.clear()
         self.path.unlink(missing_ok=True)
 
+    def remove(self, texts) -> int:
+        """Take every entry equal to one of ``texts`` (messages as stored: redacted, without
+        direction marks or surrounding blanks) out of the running history and the file (rewritten, or deleted
+        when nothing is left). Returns how many entries went from the file."""
+        gone = {_as_stored(t) for t in texts}
+        self._loaded_strings[:] = [s for s in self._loaded_strings if _as_stored(s) not in gone]
+        if not self.path.exists():
+            return 0
+        oldest_first = list(reversed(list(FileHistory.load_history_strings(self))))
+        kept = [s for s in oldest_first if _as_stored(s) not in gone]
+        if len(kept) == len(oldest_first):
+            return 0
+        if kept:
+            self._rewrite(kept)
+        else:
+            self.path.unlink(missing_ok=True)
+        return len(oldest_first) - len(kept)
+
     def _rewrite(self, oldest_first) -> None:
         with self._open(os.O_TRUNC) as fh:
             fh.write("".join(_entry(s) for s in oldest_first))
@@ -89,6 +109,11 @@ class ConsoleHistory(FileHistory):
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | flag, 0o600)
         os.fchmod(fd, 0o600)  # also when the file existed with a wider mode
         return os.fdopen(fd, "w", encoding="utf-8", errors="replace")
+
+
+def _as_stored(text: str) -> str:
+    """A line as the conversation stores it (without direction marks, stripped)."""
+    return without_direction_marks(text).strip()
 
 
 def _entry(text: str) -> str:

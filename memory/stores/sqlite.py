@@ -966,31 +966,12 @@ class SQLiteStore:
             the user's).
         """
         async with self._tx() as tx:
-            facts = await self.fact_with_history(user_id, fact_id)
-            if not facts:
+            doomed = await self._fact_deletion(user_id, fact_id)
+            if doomed is None:
                 return ForgetResult(0, 0, 0, 0, ())
+            facts, turn_ids, round_keys, reply_ids, citing, doomed_keys = doomed
             ids = [f.id for f in facts]
-            turn_ids = sorted({t for f in facts for t in f.source_turn_ids})
-            # what was derived from them goes too: the replies in the rounds holding those
-            # turns, replies that quoted a fact or whose prompt recalled a doomed item, the
-            # rounds holding such replies, the episodes citing any doomed turn; repeated until
-            # nothing new is derived (a reply that recalled a deleted episode, ...)
-            echo_ids = set(await self._replies_quoting(user_id, [f.text for f in facts]))
-            known: set[str] = set()
-            while True:
-                round_keys = sorted(set(await self._rounds_with_turns(turn_ids))
-                                    | set(await self._rounds_with_turns(sorted(echo_ids))))
-                reply_ids = sorted(({t for r in await self._by_ids("rounds", round_keys,
-                                                                   self._round)
-                                     for t in r.turn_ids} | echo_ids) - set(turn_ids))
-                citing = await self._episodes_citing(set(turn_ids) | set(reply_ids))
-                episode_ids = [e.id for e in citing]
-                doomed_keys = ({f"fact:{i}" for i in ids} | {f"round:{i}" for i in round_keys}
-                               | {f"episode:{i}" for i in episode_ids})
-                if doomed_keys == known:
-                    break
-                known = doomed_keys
-                echo_ids |= set(await self._replies_recalling(user_id, doomed_keys))
+            episode_ids = [e.id for e in citing]
             marks = ",".join("?" * len(ids))
             await tx.execute(f"DELETE FROM facts WHERE id IN ({marks})", ids)
             if round_keys:
@@ -1016,6 +997,48 @@ class SQLiteStore:
             purge_id = await self._record_purge(tx, user_id, keys, resummarise, now)
         return ForgetResult(len(ids), len(episode_ids), len(round_keys), len(turn_ids), keys,
                             resummarise, purge_id, tuple(f.text for f in facts))
+
+    async def fact_deletion_messages(self, user_id: int, fact_id: int) -> list[str]:
+        """The texts of the user's own messages :meth:`delete_fact` would delete now (the
+        facts' source messages and the user's messages in the rounds of replies derived from
+        them), oldest first; deletes nothing. Empty when the fact is not the user's."""
+        doomed = await self._fact_deletion(user_id, fact_id)
+        if doomed is None:
+            return []
+        _, turn_ids, _, reply_ids, _, _ = doomed
+        turns = await self.get_turns(sorted(set(turn_ids) | set(reply_ids)))
+        return [t.text for t in sorted(turns, key=lambda t: t.id)
+                if t.role is Role.USER and t.user_id == user_id]
+
+    async def _fact_deletion(self, user_id: int, fact_id: int):
+        """What :meth:`delete_fact` deletes for ``fact_id`` (read in the caller's transaction
+        when there is one): ``(facts, source turn ids, round ids, other turn ids, citing
+        episodes, index keys)``, or None when the fact is not the user's.
+
+        What was derived from the facts goes too: the replies in the rounds holding their
+        source turns, replies that quoted a fact or whose prompt recalled a doomed item, the
+        rounds holding such replies, the episodes citing any doomed turn; repeated until
+        nothing new is derived (a reply that recalled a deleted episode, ...)."""
+        facts = await self.fact_with_history(user_id, fact_id)
+        if not facts:
+            return None
+        ids = [f.id for f in facts]
+        turn_ids = sorted({t for f in facts for t in f.source_turn_ids})
+        echo_ids = set(await self._replies_quoting(user_id, [f.text for f in facts]))
+        known: set[str] = set()
+        while True:
+            round_keys = sorted(set(await self._rounds_with_turns(turn_ids))
+                                | set(await self._rounds_with_turns(sorted(echo_ids))))
+            reply_ids = sorted(({t for r in await self._by_ids("rounds", round_keys,
+                                                               self._round)
+                                 for t in r.turn_ids} | echo_ids) - set(turn_ids))
+            citing = await self._episodes_citing(set(turn_ids) | set(reply_ids))
+            doomed_keys = ({f"fact:{i}" for i in ids} | {f"round:{i}" for i in round_keys}
+                           | {f"episode:{e.id}" for e in citing})
+            if doomed_keys == known:
+                return facts, turn_ids, round_keys, reply_ids, citing, doomed_keys
+            known = doomed_keys
+            echo_ids |= set(await self._replies_recalling(user_id, doomed_keys))
 
     async def _rounds_with_turns(self, turn_ids: Sequence[int]) -> list[int]:
         if not turn_ids:

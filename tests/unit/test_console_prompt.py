@@ -154,6 +154,30 @@ async def test_forget_all_deletes_the_history_and_memory_off_keeps_lines_out(har
     assert list(ConsoleHistory(other.path).load_history_strings()) == ["bob was here"]
 
 
+async def test_forget_n_takes_the_lines_of_the_messages_it_deletes_out_of_the_history(
+        harness, tmp_path):
+    history = ConsoleHistory(history_path(tmp_path / "data", "alice"))
+    other = ConsoleHistory(history_path(tmp_path / "data", "bob"))
+    await type_into_console(harness, other, ["remember I live in Graz" + ENTER, CTRL_D],
+                            user="bob")
+    await type_into_console(harness, history, [
+        "remember I live in Graz" + ENTER, "what a sunny morning" + ENTER, CTRL_D])
+    before = user_turns(harness)
+    out = await type_into_console(harness, history, ["/forget 1" + ENTER, UP + ENTER, CTRL_D])
+    assert any(line.startswith("Forgotten:") for line in out)
+    after = user_turns(harness)
+    gone = {t for t in before if before.count(t) > after.count(t)}
+    # alice's line went; bob's own line of the same words stays stored
+    assert "remember I live in Graz" in gone and "remember I live in Graz" in after
+    stored = list(ConsoleHistory(history.path).load_history_strings())
+    # the deleted message left the file and the running prompt (Up found "/forget 1", sent
+    # again: the fact is gone), every other line stayed (a repeated line is kept once)
+    assert not gone & set(stored) and not gone & set(history.get_strings())
+    assert stored == ["/forget 1", "what a sunny morning"]
+    assert out[-2].startswith("There is no fact number 1")
+    assert list(ConsoleHistory(other.path).load_history_strings()) == ["remember I live in Graz"]
+
+
 async def test_a_warning_logged_while_the_prompt_waits_is_printed_above_it(harness, tmp_path):
     settings = load_settings({"MEMORY_BOT_DATA_DIR": str(tmp_path / "data"),
                               "EMBEDDER": "hashing"}, env_file=None)
