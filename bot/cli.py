@@ -84,7 +84,7 @@ def _main(argv: list[str] | None) -> int:
 
     tune_allocator()  # before any native thread starts (bot/memtune.py, issue 11)
     args = _parser().parse_args(argv)
-    from bot.logging_setup import configure_logging
+    from bot.logging_setup import FILE_ONLY, configure_logging
     from bot.settings import load_settings
 
     try:
@@ -141,11 +141,16 @@ def _main(argv: list[str] | None) -> int:
         print(f"memory-bot: {exc}", file=sys.stderr)
         return 2
     except MemoryCoreError as exc:
-        log.exception("command failed")
+        log.error("command failed: %s", exc, exc_info=True, extra=FILE_ONLY)
         print(f"memory-bot: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # Ctrl-C: pending work was finished or durably recorded
         return 130
+    except Exception as exc:  # a library's own failure: one line and exit 1, never a hang
+        log.error("command failed", exc_info=True, extra=FILE_ONLY)
+        print(f"memory-bot: unexpected failure ({type(exc).__name__}: {exc}); the traceback "
+              f"is in the log", file=sys.stderr)
+        return 1
     return 2
 
 

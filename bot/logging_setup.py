@@ -113,6 +113,15 @@ def _formatter(log_format: str) -> logging.Formatter:
     return formatter
 
 
+FILE_ONLY = {"file_only": True}
+"""``extra=`` for a record that goes to the log file only, not to standard error (a failure
+the command line already reported in one line, whose traceback belongs in the log)."""
+
+
+def _not_file_only(record: logging.LogRecord) -> bool:
+    return not getattr(record, "file_only", False)
+
+
 def configure_logging(settings: Settings, *, console: bool, to_file: bool = True) -> Path | None:
     """Install the process's log handlers on the root logger; safe to call again.
 
@@ -155,6 +164,7 @@ def configure_logging(settings: Settings, *, console: bool, to_file: bool = True
     stderr_handler.setLevel(logging.WARNING)
     stderr_handler.setFormatter(
         logging.Formatter(_CONSOLE_FORMAT) if console else _formatter(settings.log_format))
+    stderr_handler.addFilter(_not_file_only)
 
     for handler in (*handlers, stderr_handler):
         handler.addFilter(mask)

@@ -12,7 +12,16 @@ class MemoryCoreError(Exception):
 
 
 class StoreError(MemoryCoreError):
-    """A storage backend (SQLite or LanceDB) failed or holds inconsistent data."""
+    """A storage backend (SQLite or LanceDB) failed or holds inconsistent data.
+
+    Attributes:
+        reason: the cause in words a user understands: ``storage full``, ``storage
+            read-only``, ``storage damaged`` or ``storage failed`` (the default).
+    """
+
+    def __init__(self, message: str, *, reason: str = "storage failed") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class ModelError(MemoryCoreError):
@@ -25,6 +34,11 @@ class ModelRateLimited(ModelError):
 
 class ModelUnavailable(ModelError):
     """The model provider could not be reached or answered with a server error."""
+
+
+class ModelMisconfigured(ModelError):
+    """The model provider refused our credentials or access (HTTP 401 or 403): a
+    configuration error that retrying cannot fix."""
 
 
 class ConfigError(MemoryCoreError):

@@ -128,3 +128,26 @@ def without_direction_marks(text: str) -> str:
     marks that some clients wrap around a message ("\u202eRemember that I live in Wien\u202c"
     read as no request at all). Joiners and other format characters (emoji sequences) stay."""
     return _DIRECTION_MARKS_RE.sub("", text)
+
+
+#: Lone UTF-16 surrogates: undecodable input bytes (``surrogateescape``) or a JSON ``\ud800``.
+#: Python's JSON reader already joins valid pairs, so any surrogate left in a ``str`` is lone.
+_SURROGATES_RE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """``text`` with every code point UTF-8 cannot encode (lone surrogates, which SQLite refuses
+    with "surrogates not allowed") replaced by U+FFFD, the Unicode replacement character."""
+    return _SURROGATES_RE.sub("\ufffd", text)
+
+
+#: C0 controls except tab and newline, DEL, and C1 controls: bytes a terminal acts on (ESC
+#: starts colour, cursor and title sequences; CR overwrites a line).
+_CONTROLS_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` safe to write to an operator's terminal: control characters other than tab and
+    newline are shown escaped (``\\x1b``) instead of acting on the terminal; lone surrogates
+    become U+FFFD."""
+    return _CONTROLS_RE.sub(lambda m: f"\\x{ord(m.group()):02x}", valid_text(text))

@@ -256,6 +256,10 @@ class TelegramAdapter:
         except TelegramError as exc:
             raise TelegramStartError(f"cannot reach the Telegram Bot API at "
                                      f"{self.config.base_url}: {exc}") from exc
+        except Exception as exc:  # e.g. an answer PTB cannot parse (a TypeError in getMe)
+            raise TelegramStartError(
+                f"the Telegram Bot API at {self.config.base_url} gave an answer the client "
+                f"could not use ({type(exc).__name__}: {exc})") from exc
         self.application = app
         try:
             await self._begin(app)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+import contextlib
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -49,6 +51,20 @@ def _dt(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
+#: SQLite's primary result codes (https://www.sqlite.org/rescode.html) and what they mean for
+#: a user; any other failure is "storage failed".
+_REASONS = {13: "storage full", 8: "storage read-only", 11: "storage damaged",
+            26: "storage damaged", 10: "storage failed"}
+
+
+def store_error(exc: sqlite3.Error, what: str) -> StoreError:
+    """The core's :class:`StoreError` for a SQLite error, with its reason in words (disk or
+    database full, read-only file or mount, damaged file)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    reason = _REASONS.get(code & 0xFF, "storage failed") if code is not None else "storage failed"
+    return StoreError(f"{what}: {exc}", reason=reason)
+
+
 def _in_transaction(conn: aiosqlite.Connection, fn: Callable, args: Sequence):
     """Run ``fn(db, *args)`` (``db``: the ``sqlite3.Connection``) between ``BEGIN IMMEDIATE``
     and ``COMMIT`` (``ROLLBACK`` on any error, which is raised); called in aiosqlite's thread,
@@ -57,10 +73,11 @@ def _in_transaction(conn: aiosqlite.Connection, fn: Callable, args: Sequence):
     db.execute("BEGIN IMMEDIATE")
     try:
         result = fn(db, *args)
+        db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        if db.in_transaction:  # SQLite rolls back by itself after some errors (SQLITE_FULL)
+            db.execute("ROLLBACK")
         raise
-    db.execute("COMMIT")
     return result
 
 
@@ -276,6 +293,7 @@ class SQLiteStore:
         """Open (creating if needed) the database at ``path`` (``":memory:"`` for tests),
         set the pragmas and apply pending migrations."""
         path = str(path)
+        conn = None
         try:
             if path != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -293,15 +311,28 @@ class SQLiteStore:
             await conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT_BYTES}")
             store = cls(conn, path)
             await store._migrate()
-        except aiosqlite.Error as exc:
-            raise StoreError(f"cannot open the database at {path}: {exc}") from exc
+        except BaseException as exc:
+            # a connection left open keeps aiosqlite's (non-daemon) thread alive, and the
+            # process would never exit after reporting the error
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    await conn.close()
+            if isinstance(exc, sqlite3.Error):
+                raise store_error(exc, f"cannot open the database at {path}") from exc
+            if isinstance(exc, OSError):
+                raise StoreError(f"cannot open the database at {path}: {exc}") from exc
+            raise
         return store
 
     async def close(self) -> None:
-        """Checkpoint the WAL and close the connection."""
+        """Checkpoint the WAL and close the connection. A checkpoint that cannot run (a full
+        disk, a read-only mount) is logged and skipped: the WAL is folded in at the next open,
+        and the connection is closed either way."""
         try:
             await self._conn.execute("PRAGMA optimize")
             await self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as exc:
+            log.warning("sqlite checkpoint at close skipped: %s", exc)
         finally:
             await self._conn.close()
 
@@ -325,11 +356,14 @@ class SQLiteStore:
                 await self._conn.execute("BEGIN IMMEDIATE")
                 try:
                     yield self._conn
+                    await self._conn.execute("COMMIT")
                 except BaseException:
-                    await self._conn.execute("ROLLBACK")
+                    if self._conn.in_transaction:  # not after SQLite rolled back by itself
+                        await self._conn.execute("ROLLBACK")
                     raise
-                await self._conn.execute("COMMIT")
                 failed = False
+            except sqlite3.Error as exc:
+                raise store_error(exc, "a database write failed") from exc
             finally:
                 self.hot.end_write(hot, failed=failed)
 
@@ -348,7 +382,7 @@ class SQLiteStore:
         (0.20-0.22; pinned in pyproject.toml).
 
         Raises:
-            sqlite3.Error (``aiosqlite.Error``): the transaction failed and was rolled back.
+            StoreError: the transaction failed and was rolled back (its ``reason`` says why).
         """
         async with self._lock:
             self.hot.begin_write(hot)
@@ -356,6 +390,8 @@ class SQLiteStore:
             try:
                 yield self._run_in_transaction
                 failed = False
+            except sqlite3.Error as exc:
+                raise store_error(exc, "a database write failed") from exc
             finally:
                 self.hot.end_write(hot, failed=failed)
 
