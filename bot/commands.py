@@ -6,7 +6,6 @@ lines. Commands that destroy data ask for confirmation through ``engine.pending`
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -284,29 +283,21 @@ async def cmd_stats(engine, ctx: Context, arg: str) -> list[str]:
     return [render_stats(rows, today=now)]
 
 
-@functools.cache
-def _zone_names() -> dict[str, str]:
-    """IANA names by their lowercase spelling, so a zone may be typed in any case."""
-    from zoneinfo import available_timezones
-
-    return {name.lower(): name for name in available_timezones()}
-
-
 async def cmd_timezone(engine, ctx: Context, arg: str) -> list[str]:
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+    from memory.dates import canonical_zone
 
     name = arg.strip()
     if not name:
         current = ctx.user.timezone or engine.memory.config.default_timezone
         return [f"Your time zone is {current}. Set another with /timezone NAME, e.g. "
                 "/timezone Europe/Vienna."]
-    name = _zone_names().get(name.lower(), name)  # "europe/vienna" -> "Europe/Vienna"
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        return [f"\"{name}\" is not a time zone I know; use an IANA name such as Asia/Shanghai."]
-    await engine.memory.store.set_timezone(ctx.user.id, name)
-    return [f"Time zone set to {name}: dates like \"tomorrow\" are read in it from now on."]
+    zone = canonical_zone(name)  # "europe/vienna" -> "Europe/Vienna"
+    if zone is None:
+        shown = name if len(name) <= 40 else name[:40] + "…"
+        return [f"\"{shown}\" is not a time zone I know; use an IANA name such as "
+                "Asia/Shanghai."]
+    await engine.memory.store.set_timezone(ctx.user.id, zone)
+    return [f"Time zone set to {zone}: dates like \"tomorrow\" are read in it from now on."]
 
 
 async def cmd_export(engine, ctx: Context, arg: str) -> list[str]:

@@ -16,7 +16,6 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dotenv import dotenv_values
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
@@ -121,6 +120,10 @@ class Settings(BaseSettings):
     max_tokens: int = _setting(
         1024, "tokens per reply, 1-16000", "Most tokens the model may write in one reply.",
         ge=1, le=16000)
+    reply_timeout_seconds: float = _setting(
+        60.0, "seconds (float, at least 1)",
+        "Deadline for one whole reply, retries included; after it the user is told the model "
+        "cannot be reached, and the chat's next message is taken.", ge=1)
     openai_base_url: str | None = _setting(
         None, "URL", "OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1.")
     openai_api_key: SecretStr | None = _setting(
@@ -268,11 +271,12 @@ class Settings(BaseSettings):
     @field_validator("default_timezone")
     @classmethod
     def _known_timezone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"unknown IANA time zone {value!r}") from None
-        return value
+        from memory.dates import canonical_zone
+
+        zone = canonical_zone(value)
+        if zone is None:
+            raise ValueError(f"unknown IANA time zone {value[:64]!r}")
+        return zone
 
     @model_validator(mode="after")
     def _provider_has_credentials(self) -> Settings:

@@ -175,3 +175,41 @@ def time_keys(at: datetime, text: str, tz: str = "UTC") -> str:
     for day in dict.fromkeys(days):
         keys.append(f"{day.isoformat()} {day:%B} {day.year} {day:%A} {day.year}年{day.month}月{day.day}日")
     return " ".join(keys)
+
+
+#: Entries of the zone database that are not zones: the host's own zone link (``localtime``),
+#: the POSIX rules template (``posixrules``) and the "no zone set" placeholder (``Factory``).
+#: ``zoneinfo.available_timezones`` lists them on some systems.
+NOT_ZONES = frozenset({"localtime", "posixrules", "factory"})
+#: The longest IANA zone name is 32 characters (America/Argentina/ComodRivadavia).
+MAX_ZONE_CHARS = 64
+
+
+def _zone_names() -> dict[str, str]:
+    from zoneinfo import available_timezones
+
+    return {name.lower(): name for name in available_timezones()
+            if name.lower() not in NOT_ZONES and not name.startswith(("posix/", "right/"))}
+
+
+_ZONES: dict[str, str] | None = None
+
+
+def canonical_zone(name: str) -> str | None:
+    """The IANA zone ``name`` stands for, in its own spelling (``europe/vienna`` ->
+    ``Europe/Vienna``), or None when it is no zone: unknown, too long, or one of
+    :data:`NOT_ZONES`. Never raises (a 5,000-character name is simply unknown)."""
+    global _ZONES
+    name = name.strip()
+    if not name or len(name) > MAX_ZONE_CHARS:
+        return None
+    if _ZONES is None:
+        _ZONES = _zone_names()
+    found = _ZONES.get(name.lower())
+    if found is None:
+        return None
+    try:
+        ZoneInfo(found)
+    except (KeyError, ValueError, OSError):  # listed but unreadable (ZoneInfoNotFoundError
+        return None                          # is a KeyError)
+    return found

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -21,6 +22,8 @@ from adapters.telegram._send import Target
 from memory.types import ChatKind, IncomingMessage, ThreadKey
 
 PLATFORM = "telegram"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +78,7 @@ def _command(message: Message, entities: dict[MessageEntity, str], username: str
     for entity, text in entities.items():
         if entity.type == MessageEntity.BOT_COMMAND and entity.offset == 0:
             name, _, bot = text[1:].partition("@")
-            if bot and bot.lower() != username.lower():
-                return None, True
-            return name.lower(), False
+            return name.lower(), bool(bot) and bot.lower() != username.lower()
     return None, False
 
 
@@ -112,15 +113,25 @@ def strip_mention(text: str, username: str | None) -> str:
 
 def classify(message: Message, bot: User) -> Inbound | None:
     """Normalise a message, or None when it is not for the core at all (other bots, channels,
-    messages without an author, commands for another bot)."""
+    messages without an author, commands for another bot in a group, and a private message
+    whose sender is not the chat: in a private chat the only person is the chat itself, so
+    such an update is forged and answering it would reveal the chat owner's data to the
+    sender, or the sender's to the chat).
+
+    A command addressed to another bot (``/memories@otherbot``) is ignored in groups, where
+    that bot may be present, and answered in a private chat, where only this bot is."""
     author = message.from_user
     kind = chat_kind(message.chat)
     if author is None or author.is_bot or kind is None:
         return None
     private = kind is ChatKind.PRIVATE
+    if private and author.id != message.chat.id:
+        log.warning("telegram private message from %s in chat %s refused: the sender of a "
+                    "private chat is the chat", author.id, message.chat.id)
+        return None
     entities = _entities(message)
     command, other_bot = _command(message, entities, bot.username or "")
-    if other_bot:
+    if other_bot and not private:
         return None
     addressed = private or command is not None or _mentions_bot(entities, bot) \
         or _replies_to_bot(message, bot)

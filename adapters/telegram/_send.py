@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds between two "typing..." actions (Telegram shows one for about 5 s).
 TYPING_EVERY_S = 4.0
+#: Seconds before a refused message is tried once more.
+PART_RETRY_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,11 +103,16 @@ class Sender:
         """Send ``text`` as one or more messages (``markup`` on the last one); flood control
         is waited out within ``retry_budget_s`` (default: the sender's budget).
 
+        A message the API refuses for another reason (a network error, a 5xx, an unexpected
+        answer) is tried once more after :data:`PART_RETRY_S`, so the messages already sent are
+        not sent twice.
+
         Returns:
             The messages sent; empty when the chat is unreachable (blocked, kicked).
 
         Raises:
-            TelegramError: anything else the API refused (the central error handler logs it).
+            TelegramError: anything else the API refused, also on the second try (the caller
+                reports it).
         """
         sent: list[Message] = []
         chunks = split_message(text) or ["(empty reply)"]
@@ -113,12 +120,22 @@ class Sender:
             last = n == len(chunks) - 1
             reply = (ReplyParameters(target.reply_to, allow_sending_without_reply=True)
                      if n == 0 and target.reply_to is not None else None)
-            try:
-                sent.append(await self._send_chunk(target, chunk, reply,
-                                                   markup if last else None, retry_budget_s))
-            except Forbidden as exc:
-                await self._unreachable(target.chat_id, exc)
-                return sent
+            for attempt in (1, 2):
+                try:
+                    sent.append(await self._send_chunk(target, chunk, reply,
+                                                       markup if last else None, retry_budget_s))
+                    break
+                except Forbidden as exc:
+                    await self._unreachable(target.chat_id, exc)
+                    return sent
+                except RetryAfter:
+                    raise  # flood control was already waited out within the budget
+                except TelegramError as exc:
+                    if attempt == 2:
+                        raise
+                    log.warning("telegram send to chat=%s failed (%s); trying once more",
+                                target.chat_id, exc)
+                    await self.sleep(PART_RETRY_S)
         return sent
 
     async def _send_chunk(self, target: Target, chunk: str, reply: ReplyParameters | None,
@@ -161,10 +178,15 @@ class Sender:
             await self._unreachable(chat_id, exc)
 
     async def drop_buttons(self, chat_id: int, message_id: int) -> None:
-        """Remove the inline keyboard of a message (after its button was used)."""
-        with contextlib.suppress(BadRequest, Forbidden):
+        """Remove the inline keyboard of a message (after its button was used). Never raises:
+        the buttons are a convenience, and whatever the API answers (too old, network error,
+        an unexpected reply) must not keep the answer to the button from being given."""
+        try:
             await self._call(lambda: self.bot.edit_message_reply_markup(
-                chat_id=chat_id, message_id=message_id, reply_markup=None))
+                chat_id=chat_id, message_id=message_id, reply_markup=None), budget=5.0)
+        except Exception as exc:  # noqa: BLE001 - see above
+            log.warning("telegram buttons of message %s in chat=%s not removed: %s: %s",
+                        message_id, chat_id, type(exc).__name__, exc)
 
     async def _unreachable(self, chat_id: int, exc: Forbidden) -> None:
         reason = exc.message.lower()
