@@ -20,7 +20,7 @@ from bot.engine import ConversationEngine
 from bot.scheduler import MemoryScheduler
 from bot.settings import Settings
 from bot.usage import record_usage
-from memory.errors import ConfigError
+from memory.errors import ConfigError, StoreError
 from memory.ports import ChatModel, Clock, Embedder, StructuredModel, SystemClock
 from memory.service import MemoryConfig, MemoryService
 from memory.stores.lancedb import LanceIndex
@@ -67,6 +67,8 @@ class App:
                 if self.scheduler is not None:
                     await self.scheduler.shutdown()
                 await self.engine.shutdown()
+            except StoreError as exc:  # a full or read-only disk: the work stays recorded
+                log.warning("pending consolidation not finished at shutdown: %s", exc)
             finally:
                 close_model = getattr(self.engine.model, "aclose", None)
                 if close_model is not None:
@@ -178,7 +180,8 @@ async def build_app(
                                 expire_days=settings.memory_expire_days,
                                 retention_days=settings.raw_turn_retention_days)
     engine = ConversationEngine(memory=memory, model=model or build_model(settings),
-                                max_tokens=settings.max_tokens, on_turn=scheduler.on_turn)
+                                max_tokens=settings.max_tokens, on_turn=scheduler.on_turn,
+                                reply_timeout_s=settings.reply_timeout_seconds)
     app = App(settings=settings, store=store, index=index, memory=memory, engine=engine,
               scheduler=scheduler, lock=lock)
     try:

@@ -13,19 +13,20 @@ import logging
 import re
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import timedelta
 
 from bot.usage import usage_statement
 from memory.assembly import assemble
 from memory.episodes import is_end_phrase
-from memory.errors import ModelError
+from memory.errors import ModelError, ModelMisconfigured, StoreError
 from memory.facts import explicit_request
 from memory.ports import ChatModel
 from memory.redact import describe_redaction, redact
 from memory.service import Context, MemoryService
 from memory.stores.sqlite import SQLiteStore
-from memory.text import language_of, without_direction_marks
-from memory.types import IncomingMessage, MemoryAnswerRequest, Role, ThreadKey
+from memory.text import language_of, valid_text, without_direction_marks
+from memory.types import IncomingMessage, MemoryAnswerRequest, Role, ThreadKey, Turn
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,30 @@ _BYE_ZH = {"saved": "好的，下次见！这次的对话我记下了。",
 
 MODEL_DOWN_REPLY = ("I can't reach the model right now; your message is saved. "
                     "Please try again in a moment.")
+MODEL_DOWN_REPLY_ZH = "我现在连不上模型；你的消息已保存。请稍后再试。"
+#: Said when the provider refuses the credentials (401/403): retrying will not help.
+MISCONFIGURED_REPLY = ("The assistant is misconfigured: the language model refused its "
+                       "credentials, so I can't answer. Your message is saved; please tell the "
+                       "bot's owner.")
+MISCONFIGURED_REPLY_ZH = "助手配置有误：语言模型拒绝了它的凭据，所以我无法回答。你的消息已保存；请告知机器人的管理者。"
+
+#: Said when a message could not be stored (``StoreError.reason``: full, read-only, ...).
+NOT_SAVED = ("I couldn't save your message: the storage is {reason}. I won't remember it and "
+             "can't answer it now; please try again later.")
+NOT_SAVED_ZH = "我没能保存你的消息：存储空间{reason}。我不会记住它，现在也无法回答；请稍后再试。"
+#: Said when the message was stored but a later write (the reply, a command's change) failed.
+NOT_FINISHED = ("I couldn't finish that: the storage is {reason}. Nothing more was saved; "
+                "please try again later.")
+NOT_FINISHED_ZH = "我没能完成：存储空间{reason}。没有再保存任何内容；请稍后再试。"
+_REASON_ZH = {"full": "已满", "read-only": "只读", "damaged": "已损坏", "failing": "出错"}
+
+#: A stored message left unanswered by a crash is answered at start-up when it is younger than
+#: this; an older one gets :data:`ANSWER_LOST` instead (a late answer to an old question
+#: misleads more than it helps).
+LATE_ANSWER_LIMIT = timedelta(hours=1)
+ANSWER_LOST = ("I was restarted before I could answer your message \"{text}\", and its answer "
+               "was lost. Please send it again if you still need it.")
+ANSWER_LOST_ZH = "我在回答你的消息“{text}”之前重启了，回答丢失了。如果还需要，请再发一次。"
 
 
 #: Said once per user, the first time a fact is written for them (issue 8).
@@ -96,26 +121,32 @@ class ConversationEngine:
     """
 
     def __init__(self, *, memory: MemoryService, model: ChatModel, max_tokens: int = 1024,
-                 on_turn: Callable[[Context], Awaitable[None]] | None = None) -> None:
+                 on_turn: Callable[[Context], Awaitable[None]] | None = None,
+                 reply_timeout_s: float = 60.0) -> None:
         self.memory = memory
         self.model = model
         self.max_tokens = max_tokens
         self.on_turn = on_turn
+        self.reply_timeout_s = reply_timeout_s
         self._locks: dict[ThreadKey, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.pending: dict[tuple[int, int], PendingConfirmation] = {}
         self.on_forget_all: list[Callable[[int], Awaitable[None]]] = []
         self.on_forget_messages: list[Callable[[int, list[str]], Awaitable[None]]] = []
+        self._misconfigured_logged = False
 
     async def handle(self, msg: IncomingMessage) -> list[str]:
         """Answer one message. Returns the reply texts (at least one for every input).
 
-        Never raises for a model failure: the user gets an apology and the failed reply is not
-        stored in working memory.
+        Never raises for a model failure (the user gets an apology and the failed reply is not
+        stored in working memory) nor for a storage failure (the user is told what could not
+        be saved and why, in words; logged once at ERROR).
         """
+        msg = valid_message(msg)
         async with self._locks[msg.thread]:
-            ctx = await self.memory.context(msg)
+            ctx = None
+            text = _incoming_text(msg)
             try:
-                text = _incoming_text(msg)
+                ctx = await self.memory.context(msg)
                 key = (ctx.thread.id, ctx.user.id)
                 if key in self.pending:
                     pending = self.pending.pop(key)
@@ -126,9 +157,32 @@ class ConversationEngine:
                         return cancelled  # the answer to the question, not a new message
                     return cancelled + await self._dispatch(ctx, msg, text)
                 return await self._dispatch(ctx, msg, text)
+            except StoreError as exc:
+                return [self._storage_failed(exc, msg, text, saved=ctx is not None)]
             finally:
-                if self.on_turn is not None:
-                    await self.on_turn(ctx)
+                await self._after_turn(ctx)
+
+    async def _after_turn(self, ctx: Context | None) -> None:
+        if self.on_turn is None or ctx is None:
+            return
+        try:
+            await self.on_turn(ctx)
+        except StoreError as exc:  # the reply is already decided; the idle job is retried
+            log.warning("thread %s: rescheduling its idle close failed: %s", ctx.thread.id, exc)
+
+    @staticmethod
+    def _storage_failed(exc: StoreError, msg: IncomingMessage, text: str, *,
+                        saved: bool) -> str:
+        """The honest answer to a storage failure, logged once at ERROR (no traceback: the
+        cause is the disk, not the code). ``saved``: the message itself was stored (or was a
+        command, which is not stored), only later work failed."""
+        log.error("storage failed handling a message thread=%s:%s (%s): %s",
+                  msg.thread.platform, msg.thread.chat_id, exc.reason, exc)
+        zh = language_of(text) == "zh"
+        reason = _REASON_ZH.get(exc.reason, exc.reason) if zh else exc.reason
+        if saved:
+            return (NOT_FINISHED_ZH if zh else NOT_FINISHED).format(reason=reason)
+        return (NOT_SAVED_ZH if zh else NOT_SAVED).format(reason=reason)
 
     async def _dispatch(self, ctx: Context, msg: IncomingMessage, text: str) -> list[str]:
         from bot.commands import run_command
@@ -162,6 +216,7 @@ class ConversationEngine:
     async def ingest(self, msg: IncomingMessage) -> None:
         """Store a recorded message without replying (replays of recorded conversations):
         redaction, the user turn and explicit facts, exactly as in a live chat."""
+        msg = valid_message(msg)
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
             cleaned = redact(_incoming_text(msg))
@@ -177,28 +232,60 @@ class ConversationEngine:
     async def _converse(self, ctx: Context, msg: IncomingMessage, text: str) -> list[str]:
         cleaned = redact(text)
         lang = language_of(cleaned.text)
-        turn, created = await self.memory.record_user_turn(
-            ctx, cleaned.text, at=msg.sent_at, speaker=msg.display_name,
-            platform_message_id=msg.platform_message_id,
-        )
+        try:
+            turn, created = await self.memory.record_user_turn(
+                ctx, cleaned.text, at=msg.sent_at, speaker=msg.display_name,
+                platform_message_id=msg.platform_message_id,
+                statements=self._delivery_statements(ctx, msg),
+            )
+        except StoreError as exc:
+            return [self._storage_failed(exc, msg, cleaned.text, saved=False)]
         if not created:
             log.info("duplicate message ignored thread=%s turn=%s", ctx.thread.id, turn.id)
             return []
-        notes: list[str] = []
-        outcomes = await self.memory.remember(ctx, turn)
-        for outcome in outcomes:
-            note = _fact_note(outcome, lang)
-            if note:
-                notes.append(note)
-        if _FORGET_REQUEST.match(cleaned.text):  # deleting needs /forget (it asks, lists, confirms)
-            notes.append(FORGET_HINT_ZH if lang == "zh" else FORGET_HINT)
-        if not ctx.user.memory_enabled and explicit_request(cleaned.text):
-            notes.append(MEMORY_OFF_NOTE_ZH if lang == "zh" else MEMORY_OFF_NOTE)
-        if any(o.status in ("written", "superseded") for o in outcomes) and (
-                await self.memory.store.mark_consent_noted(ctx.user.id, self.memory.clock.now())):
-            notes.append(CONSENT_NOTE_ZH if lang == "zh" else CONSENT_NOTE)
-        await self.memory.settle(ctx.thread.id)  # the previous session's episode, if still closing
-        recall = await self.memory.recall(ctx, cleaned.text, exclude_session_id=turn.session_id)
+        try:
+            notes: list[str] = []
+            outcomes = await self.memory.remember(ctx, turn)
+            for outcome in outcomes:
+                note = _fact_note(outcome, lang)
+                if note:
+                    notes.append(note)
+            if _FORGET_REQUEST.match(cleaned.text):  # deleting needs /forget (asks, lists, confirms)
+                notes.append(FORGET_HINT_ZH if lang == "zh" else FORGET_HINT)
+            if not ctx.user.memory_enabled and explicit_request(cleaned.text):
+                notes.append(MEMORY_OFF_NOTE_ZH if lang == "zh" else MEMORY_OFF_NOTE)
+            if any(o.status in ("written", "superseded") for o in outcomes) and (
+                    await self.memory.store.mark_consent_noted(ctx.user.id,
+                                                               self.memory.clock.now())):
+                notes.append(CONSENT_NOTE_ZH if lang == "zh" else CONSENT_NOTE)
+            replies = await self._reply(ctx, msg, cleaned.text, turn, lang)
+        except StoreError as exc:
+            return [self._storage_failed(exc, msg, cleaned.text, saved=True)]
+        redaction = describe_redaction(cleaned.kinds, lang)
+        return notes + replies + ([redaction] if redaction else [])
+
+    @staticmethod
+    def _delivery_statements(ctx: Context, msg: IncomingMessage) -> list:
+        """What the user turn's transaction also records for a platform message: its update
+        as handled (``msg.update_key``: a redelivery is then ignored, and a message not yet
+        stored is not) and a reply as due until the adapter says it was delivered
+        (:meth:`replied`); a crash in between leaves the turn due, answered at start-up."""
+        statements = []
+        if msg.update_key is not None:
+            statements.append(SQLiteStore.update_handled_statement(
+                msg.thread.platform, msg.update_key))
+        if msg.platform_message_id is not None and msg.thread.platform in ("telegram",
+                                                                           "discord"):
+            statements.append(SQLiteStore.reply_due_statement(ctx.thread.id))
+        return statements
+
+    async def _reply(self, ctx: Context, msg: IncomingMessage, text: str, turn: Turn,
+                     lang: str) -> list[str]:
+        """Recall, assemble, ask the model (within :attr:`reply_timeout_s`) and store the
+        answer for a stored user turn. Returns the answer (or the apology for a model that
+        failed, timed out or refused our credentials)."""
+        await self.memory.settle(ctx.thread.id)  # the previous session's episode, if closing
+        recall = await self.memory.recall(ctx, text, exclude_session_id=turn.session_id)
         window = await self.memory.working_memory(ctx)
         working_tokens = sum(self.memory.counter.count(t.text) for t in window)
         prompt = assemble(blocks=recall.blocks, working=window, chat_kind=msg.chat_kind,
@@ -207,17 +294,31 @@ class ConversationEngine:
                  "working_tokens=%d keys=%s", ctx.thread.id, turn.id, len(prompt.recalled),
                  prompt.memory_tokens, len(window), working_tokens,
                  ",".join(i.key for i in prompt.recalled) or "-")
+        zh = lang == "zh"
         try:
-            answer_from_memory = getattr(self.model, "answer_from_memory", None)
-            if callable(answer_from_memory):  # memory.ports.MemoryAnswerer: no language model
-                reply = await answer_from_memory(
-                    await self._answer_request(ctx, turn.id, prompt.recalled))
-            else:
-                reply = await self.model.complete(system=prompt.system, messages=prompt.messages,
-                                                  max_tokens=self.max_tokens)
+            async with asyncio.timeout(self.reply_timeout_s):
+                answer_from_memory = getattr(self.model, "answer_from_memory", None)
+                if callable(answer_from_memory):  # memory.ports.MemoryAnswerer: no language model
+                    reply = await answer_from_memory(
+                        await self._answer_request(ctx, turn.id, prompt.recalled))
+                else:
+                    reply = await self.model.complete(system=prompt.system,
+                                                      messages=prompt.messages,
+                                                      max_tokens=self.max_tokens)
+        except TimeoutError:
+            log.warning("model reply deadline of %.0fs passed thread=%s", self.reply_timeout_s,
+                        ctx.thread.id)
+            return [MODEL_DOWN_REPLY_ZH if zh else MODEL_DOWN_REPLY]
+        except ModelMisconfigured as exc:
+            if not self._misconfigured_logged:  # once: every message would say the same
+                self._misconfigured_logged = True
+                log.error("configuration error: the language model refused the credentials "
+                          "(check ANTHROPIC_API_KEY / OPENAI_API_KEY and the model name): %s",
+                          exc)
+            return [MISCONFIGURED_REPLY_ZH if zh else MISCONFIGURED_REPLY]
         except ModelError as exc:
             log.warning("model call failed thread=%s: %s", ctx.thread.id, exc)
-            return notes + [MODEL_DOWN_REPLY]
+            return [MODEL_DOWN_REPLY_ZH if zh else MODEL_DOWN_REPLY]
         now = self.memory.clock.now()
         # the usage row and the /why record go in the reply turn's transaction: one write
         # instead of three (docs/benchmarks.md, third pass)
@@ -245,9 +346,50 @@ class ConversationEngine:
         if any(w.kind == "fold" for w in await self.memory.store.pending_work(
                 thread_id=ctx.thread.id, due_at=self.memory.clock.now())):
             self.memory.consolidate_in_background(ctx.thread.id)  # off the reply path
-        redaction = describe_redaction(cleaned.kinds, lang)
-        replies = [answer or "(the model returned an empty answer)"]
-        return notes + replies + ([redaction] if redaction else [])
+        return [answer or "(the model returned an empty answer)"]
+
+    # ----------------------------------------------------------------- replies due after a crash
+
+    async def replied(self, msg: IncomingMessage) -> None:
+        """The adapter delivered the answer to ``msg``: its reply is no longer due. Never
+        raises (a failure leaves the reply due, so it is sent again after a restart)."""
+        if msg.platform_message_id is None:
+            return
+        try:
+            await self.memory.store.reply_delivered(msg.thread, msg.platform_message_id)
+        except StoreError as exc:
+            log.warning("could not record a delivered reply thread=%s: %s", msg.thread, exc)
+
+    async def due_replies(self, platform: str) -> list[IncomingMessage]:
+        """The stored messages of ``platform`` whose answer was never delivered (the process
+        stopped in between), oldest first, rebuilt as the adapter gave them. Adapters queue
+        :meth:`answer_due` for each before taking new input of its thread."""
+        return await self.memory.store.due_messages(platform)
+
+    async def answer_due(self, msg: IncomingMessage) -> list[str]:
+        """Answer a message left due by a crash: the stored answer when it was written but
+        not delivered, a new answer when the message is recent (its explicit facts written
+        first if the crash came before), else :data:`ANSWER_LOST`. The adapter sends the
+        result and calls :meth:`replied`."""
+        async with self._locks[msg.thread]:
+            ctx = await self.memory.context(msg)
+            turn, answer = await self.memory.store.due_turn(ctx.thread.id, msg.platform_message_id)
+            if turn is None:
+                return []
+            lang = language_of(turn.text)
+            if answer is not None:
+                return [answer]
+            if self.memory.clock.now() - turn.created_at > LATE_ANSWER_LIMIT:
+                head = turn.text if len(turn.text) <= 60 else turn.text[:59] + "…"
+                return [(ANSWER_LOST_ZH if lang == "zh" else ANSWER_LOST).format(text=head)]
+            try:
+                if not await self.memory.store.turn_has_memory(turn.id):
+                    await self.memory.remember(ctx, turn)
+                return await self._reply(ctx, msg, turn.text, turn, lang)
+            except StoreError as exc:
+                return [self._storage_failed(exc, msg, turn.text, saved=True)]
+            finally:
+                await self._after_turn(ctx)
 
     async def _answer_request(self, ctx: Context, turn_id: int, items) -> MemoryAnswerRequest:
         """The data a :class:`memory.ports.MemoryAnswerer` answers from. ``first_reply`` comes
@@ -286,17 +428,23 @@ class ConversationEngine:
         """Store a group message the assistant was not addressed in, without replying: it
         feeds the thread's working memory (redacted, deduplicated by platform message id) but
         never produces facts about anyone."""
+        msg = valid_message(msg)
         async with self._locks[msg.thread]:
-            ctx = await self.memory.context(msg)
+            ctx = None
             try:
+                ctx = await self.memory.context(msg)
                 cleaned = redact(_incoming_text(msg))
                 if cleaned.text and not cleaned.text.startswith("/"):
                     await self.memory.record_user_turn(
                         ctx, cleaned.text, at=msg.sent_at, speaker=msg.display_name,
-                        platform_message_id=msg.platform_message_id)
+                        platform_message_id=msg.platform_message_id,
+                        statements=[SQLiteStore.update_handled_statement(
+                            msg.thread.platform, msg.update_key)] if msg.update_key else ())
+            except StoreError as exc:  # nobody asked; nobody to tell
+                log.error("storage failed keeping a group message thread=%s:%s (%s): %s",
+                          msg.thread.platform, msg.thread.chat_id, exc.reason, exc)
             finally:
-                if self.on_turn is not None:
-                    await self.on_turn(ctx)
+                await self._after_turn(ctx)
 
     async def edit(self, msg: IncomingMessage, *, derive_facts: bool = True) -> list[str]:
         """Apply an edited message (same ``platform_message_id``, new text): the stored turn
@@ -305,6 +453,7 @@ class ConversationEngine:
         never stored or nothing changed."""
         if msg.platform_message_id is None:
             return []
+        msg = valid_message(msg)
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
             cleaned = redact(_incoming_text(msg))
@@ -318,13 +467,14 @@ class ConversationEngine:
     async def pending_question(self, msg: IncomingMessage) -> str | None:
         """What the confirmation waiting for this author in this thread would do, or None
         (adapters attach confirm buttons when there is one)."""
-        ctx = await self.memory.context(msg)
+        ctx = await self.memory.context(valid_message(msg))
         pending = self.pending.get((ctx.thread.id, ctx.user.id))
         return pending.description if pending is not None else None
 
     async def confirm(self, msg: IncomingMessage, yes: bool) -> list[str]:
         """Answer the author's pending confirmation in this thread (a confirm button): run the
         action for ``yes``, cancel it otherwise."""
+        msg = valid_message(msg)
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
             pending = self.pending.pop((ctx.thread.id, ctx.user.id), None)
@@ -339,9 +489,19 @@ class ConversationEngine:
         (buttons that re-render a list, such as ``/memories`` pages)."""
         from bot.commands import run_command
 
+        msg = valid_message(msg)
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
             return await run_command(self, ctx, msg, _incoming_text(msg))
+
+
+def valid_message(msg: IncomingMessage) -> IncomingMessage:
+    """``msg`` with every text field storable: lone surrogates (undecodable console bytes, a
+    JSON ``\\ud800`` from a platform) replaced by U+FFFD (``memory.text.valid_text``), so the
+    message is kept instead of failing in the database."""
+    fixed = {name: valid_text(value) for name in ("text", "display_name", "chat_title")
+             if isinstance(value := getattr(msg, name), str) and valid_text(value) != value}
+    return replace(msg, **fixed) if fixed else msg
 
 
 def _incoming_text(msg: IncomingMessage) -> str:

@@ -15,11 +15,11 @@ class StoreError(MemoryCoreError):
     """A storage backend (SQLite or LanceDB) failed or holds inconsistent data.
 
     Attributes:
-        reason: the cause in words a user understands: ``storage full``, ``storage
-            read-only``, ``storage damaged`` or ``storage failed`` (the default).
+        reason: the cause in words a user understands, completing "the storage is ...":
+            ``full``, ``read-only``, ``damaged`` or ``failing`` (the default).
     """
 
-    def __init__(self, message: str, *, reason: str = "storage failed") -> None:
+    def __init__(self, message: str, *, reason: str = "failing") -> None:
         super().__init__(message)
         self.reason = reason
 

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from memory.consolidation import LLMConsolidator
 from memory.dates import time_keys
 from memory.episodes import EpisodeDraft, summarise_session
-from memory.errors import ModelError
+from memory.errors import ModelError, StoreError
 from memory.excerpt import TurnLine, excerpt, terms
 from memory.facts import first_person
 from memory.focus import (
@@ -178,6 +178,18 @@ class MemoryConfig:
     summary_trigger_messages: int = 40
 
 
+def _log_background_failure(task: asyncio.Task) -> None:
+    """Done callback of background consolidation: retrieve and log its failure (else asyncio
+    reports "Task exception was never retrieved" with a traceback at exit)."""
+    if task.cancelled() or task.exception() is None:
+        return
+    exc = task.exception()
+    if isinstance(exc, StoreError):
+        log.warning("background consolidation stopped: %s", exc)
+    else:
+        log.error("background consolidation failed", exc_info=exc)
+
+
 @dataclass(frozen=True, slots=True)
 class Context:
     """Who is speaking where: the user, the thread and the scope their memory lives in."""
@@ -321,14 +333,15 @@ class MemoryService:
 
     async def record_user_turn(
         self, ctx: Context, text: str, *, at: datetime, speaker: str,
-        platform_message_id: str | None = None,
+        platform_message_id: str | None = None, statements: Sequence[Statement] = (),
     ) -> tuple[Turn, bool]:
-        """Store a user's (already redacted) turn; returns ``(turn, created)``."""
+        """Store a user's (already redacted) turn, with ``statements`` (the delivery's
+        handled mark, a reply due) in the same transaction; returns ``(turn, created)``."""
         return await self.store.add_turn(
             thread_id=ctx.thread.id, role=Role.USER, text=text, at=at, user_id=ctx.user.id,
             speaker=speaker, platform_message_id=platform_message_id,
             memory_off=not ctx.user.memory_enabled, tokens=self.counter.count(text),
-            fold_after=self._fold_bounds,
+            fold_after=self._fold_bounds, statements=statements,
         )
 
     async def record_assistant_turn(
@@ -447,16 +460,21 @@ class MemoryService:
                     if await self._run_work(work):
                         done += 1
                 except Exception as exc:  # one job's failure must not stop the others
-                    # a model error (429, 529, time-out) is expected: one line, retried later
-                    expected = isinstance(exc, ModelError)
+                    # a model error (429, 529, time-out) or a storage failure (a full disk) is
+                    # expected: one line, retried later; anything else is a bug: a traceback
+                    expected = isinstance(exc, (ModelError, StoreError))
                     delay = retry_delay(work.attempts)
                     log.log(logging.WARNING if expected else logging.ERROR,
                             "consolidation %s work=%s session=%s attempt=%d retry_in=%ds: %s",
                             "postponed" if expected else "failed", work.id, work.session_id,
                             work.attempts + 1, delay, exc, exc_info=not expected)
-                    await self.store.fail_work(
-                        work.id, f"{type(exc).__name__}: {exc}",
-                        retry_after=self.clock.now() + timedelta(seconds=delay))
+                    try:
+                        await self.store.fail_work(
+                            work.id, f"{type(exc).__name__}: {exc}",
+                            retry_after=self.clock.now() + timedelta(seconds=delay))
+                    except StoreError as failed:  # the job stays pending as it was
+                        log.warning("consolidation work=%s: its failure could not be "
+                                    "recorded: %s", work.id, failed)
         return done
 
     async def settle(self, thread_id: int, *, timeout: float = 5.0) -> bool:
@@ -477,6 +495,7 @@ class MemoryService:
         task = asyncio.ensure_future(self.consolidate_pending(thread_id=thread_id))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        task.add_done_callback(_log_background_failure)  # also when the wait below times out
         try:
             await asyncio.wait_for(asyncio.shield(task), timeout)
         except asyncio.TimeoutError:
@@ -487,10 +506,12 @@ class MemoryService:
                        for w in await self.store.pending_work(thread_id=thread_id))
 
     def consolidate_in_background(self, thread_id: int) -> None:
-        """Start the thread's pending work (a fold) off the reply path; shutdown awaits it."""
+        """Start the thread's pending work (a fold) off the reply path; shutdown awaits it.
+        A failure of the task itself (the store unreadable) is logged here, once."""
         task = asyncio.ensure_future(self.consolidate_pending(thread_id=thread_id))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        task.add_done_callback(_log_background_failure)
 
     async def drain(self) -> None:
         """Wait for background consolidation started by this service."""

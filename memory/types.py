@@ -60,6 +60,9 @@ class IncomingMessage:
         chat_title: title of a group chat, used in ``/memories`` origins.
         is_admin: the author administers this group chat (set by adapters that know it; only
             admins may run ``/memory_off chat`` and ``/memory_on chat``). False by default.
+        update_key: the platform delivery that carried it (Telegram: ``<bot id>:<update id>``)
+            when the adapter keeps received deliveries until handled; the user turn's
+            transaction marks it handled. None otherwise.
     """
 
     thread: ThreadKey
@@ -71,6 +74,7 @@ class IncomingMessage:
     platform_message_id: str | None = None
     chat_title: str | None = None
     is_admin: bool = False
+    update_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

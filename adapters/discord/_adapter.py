@@ -61,6 +61,12 @@ class Engine(Protocol):
 
     async def handle(self, msg: IncomingMessage) -> list[str]: ...
 
+    async def replied(self, msg: IncomingMessage) -> None: ...
+
+    async def due_replies(self, platform: str) -> list[IncomingMessage]: ...
+
+    async def answer_due(self, msg: IncomingMessage) -> list[str]: ...
+
 
 class DiscordAdapter:
     """Everything the Discord client does, in one place (the client only forwards events).
@@ -96,6 +102,9 @@ class DiscordAdapter:
         self.accepting = True
         self._inflight: set[asyncio.Task] = set()
         self._seen: OrderedDict[int, None] = OrderedDict()
+        #: set once the messages left unanswered by a stop are answered (first READY); new
+        #: messages wait for it, in arrival order
+        self.recovered = asyncio.Event()
 
     # ----------------------------------------------------------------- the client
 
@@ -137,6 +146,29 @@ class DiscordAdapter:
             log.error("discord slash commands could not be registered (%s); messages still "
                       "work. Is the bot invited with the applications.commands scope%s?", exc,
                       f" and a member of guild {self.guild_id}" if self.guild_id else "")
+
+    async def recover(self, client: MemoryBotClient) -> None:
+        """Answer every stored message whose answer was never delivered (the process stopped
+        in between), before new messages are handled: the stored answer, a new one, or word
+        that it was lost (``ConversationEngine.answer_due``). Once per process."""
+        if self.recovered.is_set():
+            return
+        try:
+            for msg in await self.engine.due_replies(PLATFORM):
+                channel = client.get_partial_messageable(
+                    int(msg.thread.thread_id or msg.thread.chat_id))
+                try:
+                    replies = await self.engine.answer_due(msg)
+                    if replies:
+                        await ReplyStream(channel).finish(replies)
+                    await self.engine.replied(msg)
+                    log.info("discord: answered a message left unanswered by a stop "
+                             "channel=%s message=%s", channel.id, msg.platform_message_id)
+                except Exception as exc:  # one message must not keep the others waiting
+                    log.warning("discord: a message left unanswered by a stop could not be "
+                                "answered (message %s): %s", msg.platform_message_id, exc)
+        finally:
+            self.recovered.set()
 
     def on_ready(self, client: MemoryBotClient) -> None:
         self.connections += 1
@@ -186,6 +218,8 @@ class DiscordAdapter:
         if not self._first_delivery(message.id):
             log.info("discord message %s delivered again; ignored", message.id)
             return False
+        if not self.recovered.is_set():
+            await self.recovered.wait()  # waiters resume in arrival order
         msg = incoming(message, me)
         reference = message if message.guild is not None else None
         command = _command_name(msg.text)
@@ -204,6 +238,7 @@ class DiscordAdapter:
                 replies = await self.engine.handle(msg)
             typing.cancel()
             await reply.finish(replies)
+            await self.engine.replied(msg)  # a stop before this: answered at the next start
         except Exception as exc:
             await reply.abort()
             await self.on_failure(exc, where="message", channel=message.channel,
@@ -387,6 +422,7 @@ class MemoryBotClient(discord.Client):
 
     async def on_ready(self) -> None:
         self.adapter.on_ready(self)
+        await self.adapter.recover(self)
 
     async def on_resumed(self) -> None:
         self.adapter.connected = True

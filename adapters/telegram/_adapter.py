@@ -19,7 +19,8 @@ import dataclasses
 import hmac
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+import json
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import nullcontext
 from datetime import datetime, timedelta, timezone
 from typing import Protocol
@@ -95,11 +96,24 @@ class Conversation(Protocol):
 
     async def command(self, msg: IncomingMessage) -> list[str]: ...
 
+    async def replied(self, msg: IncomingMessage) -> None: ...
+
+    async def due_replies(self, platform: str) -> list[IncomingMessage]: ...
+
+    async def answer_due(self, msg: IncomingMessage) -> list[str]: ...
+
 
 class Marks(Protocol):
     """Where the adapter keeps its few durable marks (``memory.stores.sqlite.SQLiteStore``)."""
 
-    async def mark_update_seen(self, platform: str, update_id: str, now: datetime) -> bool: ...
+    async def receive_updates(self, platform: str, updates: Sequence[tuple[str, str]],
+                              now: datetime) -> None: ...
+
+    async def update_state(self, platform: str, update_key: str) -> str | None: ...
+
+    async def received_updates(self, platform: str, prefix: str = "") -> list[tuple[str, str]]: ...
+
+    async def mark_update_handled(self, platform: str, update_key: str, now: datetime) -> None: ...
 
     async def prune_seen_updates(self, before: datetime) -> int: ...
 
@@ -164,18 +178,29 @@ class PollRequest(HTTPXRequest):
             ``"ConnectError"``) from the last poll.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, on_updates: Callable[[list[dict]], Awaitable[None]] | None = None
+                 ) -> None:
         super().__init__(connection_pool_size=1)
         self.failing: str | None = None
+        self.on_updates = on_updates
 
     async def do_request(self, url, method, request_data=None, read_timeout=None,
                          write_timeout=None, connect_timeout=None, pool_timeout=None):
-        """``HTTPXRequest.do_request``, recording the outcome (cancellation records nothing)."""
+        """``HTTPXRequest.do_request``, recording the outcome (cancellation records nothing).
+
+        The updates of a successful poll are handed to ``on_updates`` (kept durably) before
+        PTB sees them: Telegram counts them as delivered once the next poll asks for a later
+        offset, which PTB does at once, while their messages still wait for their chat's turn.
+        A failure there fails this poll, so they are fetched again."""
         try:
             code, payload = await super().do_request(
                 url, method, request_data, read_timeout=read_timeout,
                 write_timeout=write_timeout, connect_timeout=connect_timeout,
                 pool_timeout=pool_timeout)
+            if code == 200 and self.on_updates is not None:
+                updates = json.loads(payload).get("result")
+                if isinstance(updates, list) and updates:
+                    await self.on_updates(updates)
         except Exception as exc:
             self.failing = type(exc).__name__
             raise
@@ -215,6 +240,8 @@ class TelegramAdapter:
         self._tails: dict[ThreadKey, asyncio.Task] = {}
         self._seen = 0
         self._polls: PollRequest | None = None
+        self._inflight: set[int] = set()  # update ids taken by this process, not yet handled
+        self._queued: set[int] = set()  # update ids whose work went on a thread's queue
 
     # ------------------------------------------------------------------ life cycle
 
@@ -226,13 +253,14 @@ class TelegramAdapter:
         if self.config.webhook_url:
             builder = builder.updater(None)
         else:
-            self._polls = PollRequest()
+            self._polls = PollRequest(on_updates=self._receive)
             builder = builder.get_updates_request(self._polls)
         app = builder.build()
         app.add_handler(TypeHandler(Update, self._first_time), group=-1)
         app.add_handler(MessageHandler(filters.UpdateType.MESSAGE, self._on_message))
         app.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE, self._on_edited))
         app.add_handler(CallbackQueryHandler(self._on_button))
+        app.add_handler(TypeHandler(Update, self._settled), group=1)
         app.add_error_handler(self._on_error)
         return app
 
@@ -283,6 +311,7 @@ class TelegramAdapter:
         except TelegramError as exc:  # the menu is a convenience; commands work without it
             log.warning("telegram setMyCommands failed: %s", exc)
         await app.start()
+        await self._recover(app)  # before any new update is taken
         try:
             if self.config.webhook_url:
                 await self._start_webhook()
@@ -370,25 +399,52 @@ class TelegramAdapter:
         if app is None:
             return web.Response(status=503)
         try:
-            update = Update.de_json(await request.json(), app.bot)
-        except (ValueError, TypeError, KeyError):
+            body = await request.json()
+            if not isinstance(body, dict) or not isinstance(body.get("update_id"), int):
+                raise ValueError("not an update object")
+            update = Update.de_json(body, app.bot)
+        except Exception as exc:  # noqa: BLE001 - any body PTB cannot read is the sender's fault
+            log.warning("telegram webhook body refused (400): %s: %s", type(exc).__name__,
+                        str(exc)[:200])
             return web.Response(status=400)
+        try:
+            await self._receive([body])  # kept before Telegram hears it arrived
+        except MemoryCoreError as exc:  # Telegram retries the webhook later
+            log.error("telegram update %s could not be kept: %s", update.update_id, exc)
+            return web.Response(status=503)
         await app.update_queue.put(update)
         return web.Response()
 
     # ------------------------------------------------------------------ ordering and marks
 
-    def _enqueue(self, key: ThreadKey, job: Callable[[], Awaitable[None]], update: Update) -> None:
+    def _enqueue_plain(self, key: ThreadKey, job: Callable[[], Awaitable[None]]) -> None:
+        """:meth:`_enqueue` for work of no update (start-up recovery); errors are logged."""
+        async def guarded() -> None:
+            try:
+                await job()
+            except Exception:  # one recovered message must not stop the thread's queue
+                log.exception("telegram: answering a recovered message failed thread=%s", key)
+        self._enqueue(key, guarded, None)
+
+    def _enqueue(self, key: ThreadKey, job: Callable[[], Awaitable[None]],
+                 update: Update | None) -> None:
         """Run ``job`` after the work already queued for this thread (errors go to the
-        central error handler with ``update``)."""
+        central error handler with ``update``); the update counts as handled when the job
+        ended, however it ended (a crash before leaves it kept, so it is handled again)."""
         app = self.application or self._draining
         assert app is not None, "no update can arrive before start() or after stop()"
         previous = self._tails.get(key)
+        if update is not None:
+            self._queued.add(update.update_id)
 
         async def run() -> None:
             if previous is not None:
                 await asyncio.wait([previous])
-            await job()
+            try:
+                await job()
+            finally:
+                if update is not None:
+                    await self._handled(update.update_id)
 
         async def run_while_stopping() -> None:
             try:
@@ -410,15 +466,78 @@ class TelegramAdapter:
 
         task.add_done_callback(done)
 
-    async def _first_time(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    def _key(self, update_id: int) -> str:
         assert self.me is not None
-        if not await self.marks.mark_update_seen(PLATFORM, f"{self.me.id}:{update.update_id}",
-                                                 _now()):
+        return f"{self.me.id}:{update_id}"
+
+    async def _receive(self, updates: list[dict]) -> None:
+        """Keep received updates (their JSON) until handled: written before Telegram is told
+        they arrived (the next poll, or the webhook's 200), so none is lost to a crash."""
+        if self.me is None:
+            return
+        kept = [(self._key(u["update_id"]), json.dumps(u, ensure_ascii=False))
+                for u in updates if isinstance(u, dict) and isinstance(u.get("update_id"), int)]
+        await self.marks.receive_updates(PLATFORM, kept, _now())
+
+    async def _recover(self, app: Application) -> None:
+        """Start-up, before new updates are taken: answer every stored message whose answer
+        was never delivered (the stored answer, a new one, or word that it was lost), then
+        hand PTB the updates received but never handled, in the order they came."""
+        for msg in await self.conversation.due_replies(PLATFORM):
+            private = msg.chat_kind is ChatKind.PRIVATE
+            target = Target(chat_id=int(msg.thread.chat_id),
+                            thread_id=int(msg.thread.thread_id) if msg.thread.thread_id else None,
+                            reply_to=None if private or msg.platform_message_id is None
+                            else int(msg.platform_message_id))
+
+            async def answer(msg=msg, target=target) -> None:
+                replies = await self.conversation.answer_due(msg)
+                if replies:
+                    await self._deliver(target, replies)
+                await self.conversation.replied(msg)
+
+            self._enqueue_plain(msg.thread, answer)
+            log.info("telegram: answering a message left unanswered by a stop thread=%s "
+                     "message=%s", msg.thread.chat_id, msg.platform_message_id)
+        assert self.me is not None
+        kept = await self.marks.received_updates(PLATFORM, prefix=f"{self.me.id}:")
+        for key, payload in kept:
+            try:
+                update = Update.de_json(json.loads(payload), app.bot)
+            except Exception as exc:  # noqa: BLE001 - a kept body PTB no longer reads
+                log.warning("telegram kept update %s unreadable, dropped: %s", key, exc)
+                await self.marks.mark_update_handled(PLATFORM, key, _now())
+                continue
+            await app.update_queue.put(update)
+        if kept:
+            log.info("telegram: %d update(s) received before a stop are handled now", len(kept))
+
+    async def _first_time(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Drop an update this process already has, or one handled before (a redelivery,
+        also across a restart). An update counts as handled only once what it carried is
+        stored (a message: in the transaction of its turn) or answered, never at arrival."""
+        key = self._key(update.update_id)
+        if update.update_id in self._inflight or (
+                await self.marks.update_state(PLATFORM, key) == "handled"):
             log.info("telegram update %s delivered again; ignored", update.update_id)
             raise ApplicationHandlerStop
+        self._inflight.add(update.update_id)
         self._seen += 1
         if self._seen % 1000 == 0:
             await self.marks.prune_seen_updates(_now() - SEEN_KEEP)
+
+    async def _settled(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """After the handlers: an update that queued no work (ignored, refused) is handled."""
+        if update.update_id not in self._queued:
+            await self._handled(update.update_id)
+
+    async def _handled(self, update_id: int) -> None:
+        self._inflight.discard(update_id)
+        self._queued.discard(update_id)
+        try:
+            await self.marks.mark_update_handled(PLATFORM, self._key(update_id), _now())
+        except MemoryCoreError as exc:  # kept as received: handled again after a restart
+            log.warning("telegram update %s could not be marked handled: %s", update_id, exc)
 
     async def _on_blocked(self, chat_id: int) -> None:
         self._blocked.add(str(chat_id))
@@ -450,13 +569,21 @@ class TelegramAdapter:
             if inbound.private and inbound.attachment:
                 self._enqueue(key, lambda: sender.send(inbound.target, MEDIA_REPLY), update)
             return
-        msg = inbound.msg
+        msg = replace(inbound.msg, update_key=self._key(update.update_id))
         if not inbound.addressed:
             self._enqueue(key, lambda: self.conversation.observe(msg), update)
             return
+        inbound = replace(inbound, msg=msg)
         self._enqueue(key, lambda: self._answer(inbound), update)
 
     async def _answer(self, inbound: Inbound) -> None:
+        """Answer an addressed message, then record its answer as delivered (a crash before
+        leaves it due: it is answered at the next start)."""
+        await self._answer_now(inbound)
+        assert inbound.msg is not None
+        await self.conversation.replied(inbound.msg)
+
+    async def _answer_now(self, inbound: Inbound) -> None:
         assert inbound.msg is not None and self.sender is not None
         msg, command = inbound.msg, inbound.command
         if answered_privately(command) and not inbound.private:
@@ -544,17 +671,34 @@ class TelegramAdapter:
         await self.sender.send(inbound.target, note)
 
     async def _deliver(self, target: Target, replies: list[str], *, markup=None) -> list[Message]:
-        """Send each reply (quoting the user's message with the first); ``markup`` goes on
-        the last message."""
+        """Send each reply as its own part (quoting the user's message with the first);
+        ``markup`` goes on the last message. A part the API refuses is tried once more; a part
+        that still fails is logged and skipped, the later parts are still sent, and the user
+        is told how many parts are missing. An unreachable chat (blocked, removed) ends it."""
         assert self.sender is not None
         sent: list[Message] = []
+        missing = 0
         for n, reply in enumerate(replies):
             last = n == len(replies) - 1
             to = target if n == 0 else dataclasses.replace(target, reply_to=None)
-            part = await self.sender.send(to, reply, markup=markup if last else None)
+            try:
+                part = await self.sender.send(to, reply, markup=markup if last else None)
+            except TelegramError as exc:
+                log.error("telegram reply part %d of %d to chat=%s not delivered: %s", n + 1,
+                          len(replies), target.chat_id, exc)
+                missing += 1
+                continue
             if not part:
                 break  # unreachable chat
             sent += part
+        if missing:
+            note = (f"({missing} part{'s' if missing > 1 else ''} of my answer could not be "
+                    "delivered; send your message again if something is missing.)")
+            try:
+                sent += await self.sender.send(dataclasses.replace(target, reply_to=None), note)
+            except TelegramError as exc:
+                log.error("telegram note about undelivered parts failed chat=%s: %s",
+                          target.chat_id, exc)
         return sent
 
     async def _send_pages(self, target: Target, replies: list[str], mode: str) -> list[Message]:

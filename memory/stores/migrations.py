@@ -245,4 +245,17 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE turns ADD COLUMN recalled TEXT;
     """,
+    # 11: nothing lost across a crash. A platform update is kept (``payload``, its JSON) from the
+    # moment it is received until it is handled, so one received but not yet stored is handled
+    # at the next start; a user turn's reply is due until the adapter delivered it, so one
+    # stored but unanswered is answered at the next start.
+    """
+    ALTER TABLE seen_updates ADD COLUMN payload TEXT;
+    CREATE INDEX seen_updates_received ON seen_updates(platform) WHERE payload IS NOT NULL;
+    CREATE TABLE replies_due (
+        turn_id INTEGER PRIMARY KEY REFERENCES turns(id) ON DELETE CASCADE,
+        thread_id INTEGER NOT NULL REFERENCES threads(id) ON DELETE CASCADE
+    );
+    CREATE INDEX replies_due_thread ON replies_due(thread_id);
+    """,
 )

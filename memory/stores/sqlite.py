@@ -31,6 +31,7 @@ from memory.types import (
     Episode,
     Fact,
     FactStatus,
+    IncomingMessage,
     KeyDatum,
     Role,
     Round,
@@ -53,15 +54,14 @@ def _dt(value: str | None) -> datetime | None:
 
 #: SQLite's primary result codes (https://www.sqlite.org/rescode.html) and what they mean for
 #: a user; any other failure is "storage failed".
-_REASONS = {13: "storage full", 8: "storage read-only", 11: "storage damaged",
-            26: "storage damaged", 10: "storage failed"}
+_REASONS = {13: "full", 8: "read-only", 11: "damaged", 26: "damaged"}
 
 
 def store_error(exc: sqlite3.Error, what: str) -> StoreError:
     """The core's :class:`StoreError` for a SQLite error, with its reason in words (disk or
-    database full, read-only file or mount, damaged file)."""
+    database full, read-only file or mount, damaged file; anything else is "failing")."""
     code = getattr(exc, "sqlite_errorcode", None)
-    reason = _REASONS.get(code & 0xFF, "storage failed") if code is not None else "storage failed"
+    reason = _REASONS.get(code & 0xFF, "failing") if code is not None else "failing"
     return StoreError(f"{what}: {exc}", reason=reason)
 
 
@@ -1476,6 +1476,51 @@ class SQLiteStore:
 
     # ----------------------------------------------------------------- chat platforms (issue 9)
 
+    async def receive_updates(self, platform: str, updates: Sequence[tuple[str, str]],
+                              now: datetime) -> None:
+        """Keep received platform updates, ``(update key, payload JSON)``, until they are
+        handled (:meth:`update_handled_statement`), in one transaction: written before the
+        platform is told they arrived, so an update received but not yet handled when the
+        process stops is handled at the next start (:meth:`received_updates`). Updates already
+        known (received or handled) are left as they are."""
+        if not updates:
+            return
+        async with self._tx(hot=()) as tx:
+            await tx.executemany(
+                "INSERT OR IGNORE INTO seen_updates (platform, update_id, seen_at, payload) "
+                "VALUES (?,?,?,?)", [(platform, key, _ts(now), payload)
+                                     for key, payload in updates])
+
+    async def update_state(self, platform: str, update_key: str) -> str | None:
+        """``handled``, ``received`` (kept, not yet handled) or None (never seen)."""
+        row = await self._one("SELECT payload IS NULL AS done FROM seen_updates "
+                              "WHERE platform = ? AND update_id = ?", (platform, update_key))
+        if row is None:
+            return None
+        return "handled" if row["done"] else "received"
+
+    async def received_updates(self, platform: str, prefix: str = "") -> list[tuple[str, str]]:
+        """Updates received but never handled, ``(update key, payload JSON)``, in the order
+        they were received; ``prefix`` narrows the keys (one bot's updates)."""
+        rows = await self._all(
+            "SELECT update_id, payload FROM seen_updates WHERE platform = ? AND payload IS NOT "
+            "NULL AND substr(update_id, 1, ?) = ? ORDER BY rowid", (platform, len(prefix), prefix))
+        return [(r["update_id"], r["payload"]) for r in rows]
+
+    @staticmethod
+    def update_handled_statement(platform: str, update_key: str,
+                                 now: datetime | None = None) -> Statement:
+        """The statement marking an update handled (its payload dropped), to run in the
+        transaction that stores what it carried (:meth:`add_turn`'s ``statements``)."""
+        stamp = _ts(now or datetime.now(timezone.utc))
+        return ("INSERT INTO seen_updates (platform, update_id, seen_at) VALUES (?,?,?) "
+                "ON CONFLICT (platform, update_id) DO UPDATE SET payload = NULL",
+                (platform, update_key, stamp))
+
+    async def mark_update_handled(self, platform: str, update_key: str, now: datetime) -> None:
+        """Mark an update handled (see :meth:`update_handled_statement`)."""
+        await self.run_statements([self.update_handled_statement(platform, update_key, now)])
+
     async def mark_update_seen(self, platform: str, update_id: str, now: datetime) -> bool:
         """Record a platform update as handled. Returns False when it was seen before (a
         redelivery, also across a restart), True the first time."""
@@ -1484,6 +1529,66 @@ class SQLiteStore:
                 "INSERT OR IGNORE INTO seen_updates (platform, update_id, seen_at) VALUES (?,?,?)",
                 (platform, update_id, _ts(now)))
         return cur.rowcount == 1
+
+    # replies due: a user turn stays due from its own transaction until its answer is delivered
+
+    @staticmethod
+    def reply_due_statement(thread_id: int) -> Statement:
+        """The statement marking the thread's newest turn (the user turn just stored, in
+        :meth:`add_turn`'s ``statements``) as waiting for its answer to be delivered."""
+        return ("INSERT OR IGNORE INTO replies_due (turn_id, thread_id) "
+                "SELECT max(id), ? FROM turns WHERE thread_id = ?", (thread_id, thread_id))
+
+    async def reply_delivered(self, key: ThreadKey, platform_message_id: str) -> None:
+        """The answer to the user turn with this platform message id was delivered."""
+        await self.run_statements([(
+            "DELETE FROM replies_due WHERE turn_id IN (SELECT t.id FROM turns t JOIN threads th "
+            "ON th.id = t.thread_id WHERE th.platform = ? AND th.chat_id = ? AND th.topic_id = ?"
+            " AND t.platform_message_id = ? AND t.role = 'user')",
+            (key.platform, key.chat_id, key.thread_id or "", platform_message_id))])
+
+    async def due_messages(self, platform: str) -> list[IncomingMessage]:
+        """The user turns of ``platform`` whose answer is still due, oldest first, as the
+        messages that carried them."""
+        rows = await self._all(
+            "SELECT t.text, t.created_at, t.platform_message_id, t.speaker, th.platform, "
+            "th.chat_id, th.topic_id, th.chat_kind, th.title, a.platform_user_id "
+            "FROM replies_due d JOIN turns t ON t.id = d.turn_id "
+            "JOIN threads th ON th.id = t.thread_id "
+            "JOIN accounts a ON a.user_id = t.user_id AND a.platform = th.platform "
+            "WHERE th.platform = ? ORDER BY t.id", (platform,))
+        return [IncomingMessage(
+            thread=ThreadKey(r["platform"], r["chat_id"], r["topic_id"] or None),
+            chat_kind=ChatKind(r["chat_kind"]), platform_user_id=r["platform_user_id"],
+            display_name=r["speaker"] or r["platform_user_id"], text=r["text"],
+            sent_at=_dt(r["created_at"]), platform_message_id=r["platform_message_id"],
+            chat_title=r["title"]) for r in rows]
+
+    async def due_turn(self, thread_id: int, platform_message_id: str | None
+                       ) -> tuple[Turn | None, str | None]:
+        """The due user turn with this platform message id in the thread, and the text of
+        the answer stored after it in its session (None when none was stored); ``(None,
+        None)`` when no such turn is due."""
+        row = await self._one(
+            "SELECT t.* FROM replies_due d JOIN turns t ON t.id = d.turn_id "
+            "WHERE d.thread_id = ? AND t.platform_message_id = ?", (thread_id, platform_message_id))
+        if row is None:
+            return None, None
+        turn = self._turn(row)
+        after = await self._one(
+            "SELECT role, text FROM turns WHERE session_id = ? AND id > ? ORDER BY id LIMIT 1",
+            (turn.session_id, turn.id))
+        answered = after is not None and after["role"] == Role.ASSISTANT.value
+        return turn, after["text"] if answered else None
+
+    async def turn_has_memory(self, turn_id: int) -> bool:
+        """Whether a fact or a fact candidate was drawn from this turn (semantic memory saw
+        it)."""
+        row = await self._one(
+            "SELECT EXISTS (SELECT 1 FROM fact_candidates WHERE turn_id = ?) OR EXISTS ("
+            "SELECT 1 FROM facts, json_each(facts.source_turn_ids) j WHERE j.value = ?) AS seen",
+            (turn_id, turn_id))
+        return bool(row["seen"])
 
     async def prune_seen_updates(self, before: datetime) -> int:
         """Forget handled-update records older than ``before``. Returns the rows removed."""

@@ -15,6 +15,9 @@ is recorded in :attr:`FakeTelegram.calls` with its decoded parameters.
   unescaped).
 - :meth:`fail` scripts errors for the next calls of a method (429 with ``retry_after``, 400,
   403); :meth:`block` makes every send to a chat answer 403 "bot was blocked by the user".
+- ``confirm_by_offset=True`` keeps Telegram's own rule instead: an update stays queued, and
+  is delivered by every ``getUpdates``, until a poll asks for a later ``offset`` (so a client
+  killed before it confirmed gets its updates again after a restart).
 """
 
 from __future__ import annotations
@@ -99,7 +102,8 @@ class FakeTelegram:
 
     def __init__(self, *, token: str = "123456:TEST-token", bot_id: int = 777000,
                  username: str = "memo_test_bot", can_read_all_group_messages: bool = False,
-                 max_poll_seconds: float = 0.25) -> None:
+                 max_poll_seconds: float = 0.25, confirm_by_offset: bool = False) -> None:
+        self.confirm_by_offset = confirm_by_offset
         self.token = token
         self.bot = {"id": bot_id, "is_bot": True, "first_name": "Memo", "username": username,
                     "can_join_groups": True,
@@ -214,6 +218,20 @@ class FakeTelegram:
     async def _m_getUpdates(self, params):
         self.polls += 1
         timeout = float(params.get("timeout") or 0)
+        if self.confirm_by_offset:
+            offset = int(params.get("offset") or 0)
+            self._pending = [u for u in self._pending if u["update_id"] >= offset]
+            if not self._pending and timeout > 0:
+                self._arrived.clear()
+                try:
+                    await asyncio.wait_for(self._arrived.wait(),
+                                           min(timeout, self.max_poll_seconds))
+                except asyncio.TimeoutError:
+                    pass
+            updates = list(self._pending)
+            for update in updates:
+                self.delivered[update["update_id"]] = self.polls
+            return updates
         if not self._pending and timeout > 0:
             self._arrived.clear()
             try:
