@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memory.stores.sqlite import SQLiteStore
+from memory.text import printable
 
 RECENT_TURNS = 20
 """Most recent messages listed (the full history is in ``/export``)."""
@@ -210,5 +211,5 @@ async def inspect_user(db: Path, who: str, *, write: Callable[[str], None] = pri
     finally:
         await store.close()
     for line in lines:
-        write(line)
+        write(printable(line))  # stored text never acts on the operator's terminal
     return 0

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 from typing import TextIO
 
+from memory.text import printable
 from memory.types import ChatKind, IncomingMessage, ThreadKey
 
 log = logging.getLogger(__name__)
@@ -54,8 +55,20 @@ class StreamLines:
     async def __aexit__(self, *exc) -> None:
         return None
 
+    def _lines(self):
+        """Input lines as text: bytes that are not valid in the stream's encoding become
+        U+FFFD (read from the binary buffer when there is one, so no decoding error can end
+        input)."""
+        raw = getattr(self.stream, "buffer", None)
+        if raw is None:
+            yield from iter(self.stream.readline, "")
+            return
+        encoding = getattr(self.stream, "encoding", None) or "utf-8"
+        for line in iter(raw.readline, b""):
+            yield line.decode(encoding, "replace")
+
     def _reader(self, loop: asyncio.AbstractEventLoop) -> None:
-        for line in iter(self.stream.readline, ""):
+        for line in self._lines():
             loop.call_soon_threadsafe(self.queue.put_nowait, line.rstrip("\r\n"))
         loop.call_soon_threadsafe(self.queue.put_nowait, None)
 
@@ -90,8 +103,8 @@ async def _answer(handler: Handler, user: str, line: str) -> list[str]:
         replies = await handler(console_message(user, line))
     except Exception as exc:  # the console must survive any single failure
         log.exception("console turn failed")
-        replies = [f"Sorry, something went wrong handling that ({type(exc).__name__}); "
-                   "nothing you said was lost."]
+        replies = [f"Sorry, something went wrong handling that ({type(exc).__name__}). "
+                   "Please try again; /memories shows what I kept."]
     return replies or ["(no reply)"]
 
 
@@ -145,7 +158,7 @@ async def run_console(
     echo = not terminal and not _is_terminal(stdin)
 
     def write(text: str) -> None:
-        stdout.write(text + "\n")
+        stdout.write(printable(text) + "\n")  # stored text never acts on the terminal
         stdout.flush()
 
     async with source:

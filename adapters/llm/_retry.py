@@ -17,12 +17,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
-from memory.errors import ModelError, ModelRateLimited, ModelUnavailable
+from memory.errors import ModelError, ModelMisconfigured, ModelRateLimited, ModelUnavailable
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-FailureKind = Literal["rate_limited", "unavailable", "fatal"]
+FailureKind = Literal["rate_limited", "unavailable", "fatal", "misconfigured"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +32,8 @@ class Failure:
     Attributes:
         kind: ``rate_limited`` (429, 529, overloaded) and ``unavailable`` (time-out, refused
             connection, 5xx, error event in a stream) are retried; ``fatal`` (other 4xx, bad
-            request) is not.
+            request) is not, nor is ``misconfigured`` (401, 403: the key or its access is
+            wrong, a configuration error).
         retry_after: seconds the provider asked us to wait, or None.
         detail: short text for logs and the raised error (no message content).
     """
@@ -110,6 +111,8 @@ def to_model_error(failure: Failure, what: str) -> ModelError:
         return ModelRateLimited(message)
     if failure.kind == "unavailable":
         return ModelUnavailable(message)
+    if failure.kind == "misconfigured":
+        return ModelMisconfigured(message)
     return ModelError(message)
 
 
@@ -147,7 +150,7 @@ async def call_with_retries(
             if failure is None:
                 raise
             last = retry + 1 >= policy.attempts
-            if failure.kind == "fatal" or last:
+            if failure.kind in ("fatal", "misconfigured") or last:
                 log.warning("%s failed (%s%s), giving up after %d attempt(s)", what, failure.kind,
                             f": {failure.detail}" if failure.detail else "", retry + 1)
                 raise to_model_error(failure, what) from exc

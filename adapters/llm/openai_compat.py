@@ -250,6 +250,8 @@ def classify(exc: BaseException) -> Failure | None:
         retry_after = retry_after_seconds(exc.response.headers)
         if status in (429, 529) or kind in ("rate_limit_error", "overloaded_error"):
             return Failure("rate_limited", retry_after, detail)
+        if status in (401, 403):
+            return Failure("misconfigured", None, detail)
         if status >= 500 or status in (408, 409):
             return Failure("unavailable", retry_after, detail)
         return Failure("fatal", None, detail)

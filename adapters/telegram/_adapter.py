@@ -77,7 +77,7 @@ PRIVACY_NOTE = (
     "with @BotFather (/setprivacy), then remove and re-add me to the group.")
 MEDIA_REPLY = ("I can only read text, so I couldn't take in that message. "
                "Send it as text (a caption on a photo counts).")
-SORRY = "Sorry, something went wrong handling that. Nothing you said was lost; please try again."
+SORRY = "Sorry, something went wrong handling that. Please try again in a moment."
 REFUSED = "Sorry, I only talk to the people my owner has allowed."
 
 
