@@ -123,10 +123,21 @@ def _words(text: str) -> list[str]:
     return [p + (" " if i < len(parts) - 1 else "") for i, p in enumerate(parts)]
 
 
+def _last_user_text(payload: dict) -> str:
+    for message in reversed(payload.get("messages") or []):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                content = " ".join(b.get("text", "") for b in content if isinstance(b, dict))
+            return str(content)
+    return ""
+
+
 class FakeLLMServer:
     """Start with :meth:`start`, stop with :meth:`close`; script with :meth:`push`."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, echo: bool = False) -> None:
+        self.echo = echo  # an empty script answers "answer to: <the last user message>"
         self.script: deque[Step] = deque()
         self.requests: list[Recorded] = []
         self._runner: web.AppRunner | None = None
@@ -173,6 +184,8 @@ class FakeLLMServer:
             except asyncio.TimeoutError:
                 pass
             step = step.then
+        if self.echo and isinstance(step, Answer) and step.text == "ok" and step.blocks is None:
+            step = Answer(f"answer to: {_last_user_text(json.loads(body))}")
         return step, json.loads(body)
 
     # -- Anthropic -------------------------------------------------------------------------
