@@ -147,24 +147,31 @@ class Suite:
         await self.kill_after(rng.uniform(0, 1.0))
         self.pending_forget = (user, marker)
 
+    def quiet(self) -> bool:
+        """Every update received before the kill is handled and no answer is still due."""
+        db = self.data / "memory.db"
+        return _rows(db, "SELECT count(*) FROM seen_updates WHERE payload IS NOT NULL") == [(0,)] \
+            and _rows(db, "SELECT count(*) FROM replies_due") == [(0,)]
+
     async def finish_forget(self) -> None:
         """A confirmation the kill cut off before it was acted on is lost with the process
-        (it lived in memory, and the user saw no answer): the user asks again."""
+        (it lived in memory, and the user saw no answer): once the restarted bot has handled
+        everything it had received, the user asks again if nothing was deleted."""
         user, _ = self.pending_forget
+        chat = user["id"]
         done = lambda: any(t.startswith("Deleted everything") for t in  # noqa: E731
-                           self.shown(user["id"]))
-        try:
-            await asyncio.wait_for(_until(done, "deleted"), 8)
+                           self.shown(chat))
+        await _until(self.quiet, "the kept updates handled")
+        if done():
             return
-        except (asyncio.TimeoutError, AssertionError):
-            pass
+        before = len(self.telegram.sent_messages(chat))
         self.telegram.push(self.telegram.private(user, "/forget all"))
-        await _until(lambda: any(m.get("reply_markup") for m in self.telegram.sent_messages(
-            user["id"])[-1:]), "the question again")
-        question = self.telegram.sent_messages(user["id"])[-1]
-        message = self.telegram._message(user["id"], question["visible"], message_id=8_000)
-        self.telegram.push(self.telegram.press(user, message, f"cf:y:{user['id']}"))
-        await _until(done, "deleted after asking again")
+        await _until(lambda: len(self.telegram.sent_messages(chat)) > before, "an answer")
+        asked = [m for m in self.telegram.sent_messages(chat)[before:] if m.get("reply_markup")]
+        if asked:
+            message = self.telegram._message(chat, asked[-1]["visible"], message_id=8_000)
+            self.telegram.push(self.telegram.press(user, message, f"cf:y:{chat}"))
+            await _until(done, "deleted after asking again")
 
     async def backup(self, trial: int, rng: random.Random) -> None:
         user = FakeTelegram.user(30_000 + trial, f"B{trial}")
