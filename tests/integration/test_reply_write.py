@@ -7,6 +7,8 @@ import sqlite3
 
 import pytest
 
+from memory.errors import StoreError
+
 from memory.types import Role
 
 
@@ -34,7 +36,7 @@ async def test_statements_fail_with_their_turn(harness):
     before = await _counts(harness.store)
     turns = await harness.store.session_turns((await harness.store.open_session(ctx.thread.id)).id)
     bad = ("INSERT INTO no_such_table VALUES (?)", (1,))
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(StoreError, match="no such table"):  # mapped at the store's seam
         await harness.memory.record_assistant_turn(
             ctx, "an answer", at=harness.clock.now(), generated_by="offline",
             statements=[harness.store.usage_statement(ctx.user.id, "2026-01-01", "m",
