@@ -4,6 +4,7 @@ from the screen and from SQLite. Needs tmux (``.ci/run`` installs it when it is 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.e2e.fakes.llm import FakeLLMServer, Stall
 from tests.e2e.test_console import BIN
 from tests.e2e.test_lifecycle_console import Console
 
@@ -48,10 +50,11 @@ class Terminal:
     """One tmux server of its own (private socket) running ``command`` in a 200x50 pane; the
     command's exit status is written to ``rc``."""
 
-    def __init__(self, tmp_path: Path, command: str, name: str = "1") -> None:
+    def __init__(self, tmp_path: Path, command: str, name: str = "1",
+                 env: dict | None = None) -> None:
         self.socket = str(tmp_path / f"tmux-{name}.sock")  # a new server never reuses a socket
         self.rc = tmp_path / f"rc-{name}"
-        self.env = _environ(tmp_path)
+        self.env = _environ(tmp_path) | (env or {})
         self.data = tmp_path / "data"
         self.replies_before = _assistant_turns(self.data)  # of earlier runs on this data
         self.tmux("new-session", "-d", "-s", "console", "-x", "200", "-y", "50",
@@ -110,8 +113,8 @@ class Terminal:
 def terminal_factory(tmp_path):
     opened: list[Terminal] = []
 
-    def start(command: str) -> Terminal:
-        opened.append(Terminal(tmp_path, command, name=str(len(opened) + 1)))
+    def start(command: str, env: dict | None = None) -> Terminal:
+        opened.append(Terminal(tmp_path, command, name=str(len(opened) + 1), env=env))
         return opened[-1]
 
     yield start
@@ -148,6 +151,41 @@ def test_typing_editing_history_and_a_long_paste_in_make_run(tmp_path, terminal_
     history = tmp_path / "data" / "console" / "tess.history"
     assert stat.S_IMODE(history.stat().st_mode) == 0o600
     assert "+I like coffee" in history.read_text().splitlines()
+
+
+async def test_keys_typed_while_the_model_answers_reach_the_next_prompt(tmp_path,
+                                                                         terminal_factory):
+    """Type-ahead: Up, Backspace and words typed while the (slow) model is still answering edit
+    the earlier line at the next prompt, as typed there would; the terminal's own line editing
+    used to act on them first (Backspace erased Up's escape sequence, "coffee" was sent). Ctrl-C
+    while a reply is on its way still ends the console."""
+    llm = await FakeLLMServer(echo=True).start()
+    llm.push(Stall(3), Stall(3), Stall(30))
+    try:
+        term = terminal_factory(f"{BIN} console --user tess", env={
+            "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": llm.anthropic_url})
+        await asyncio.to_thread(term.wait_for_prompt, 1)
+
+        async def asked(n: int) -> None:  # the n-th line is with the model
+            for _ in range(600):
+                if len(llm.requests) >= n:
+                    return
+                await asyncio.sleep(0.1)
+            raise AssertionError(f"line {n} never reached the model")
+
+        term.keys("I like green tea", "Enter")
+        await asked(1)
+        term.keys("Up", *["BSpace"] * 9, "coffee", "Enter")  # while the answer is on its way
+        await asyncio.to_thread(term.wait_for_prompt, 3)
+        term.keys("tell me more", "Enter")
+        await asked(3)
+        term.keys("C-c")
+        assert await asyncio.to_thread(term.exit_status) == 0
+    finally:
+        await llm.close()
+    assert _user_turns(tmp_path) == ["I like green tea", "I like coffee", "tell me more"]
+    screen = "\n".join(term.screen())
+    assert "answer to: I like coffee" in screen and "Goodbye." in screen
 
 
 def test_ctrl_d_quits_and_the_next_run_recalls_the_history(tmp_path, terminal_factory):
