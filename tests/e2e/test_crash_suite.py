@@ -9,8 +9,9 @@ the user is told its answer was lost); an explicit "remember" among them is a fa
 a forgotten user is found in any file of the data folder; the database passes
 ``PRAGMA integrity_check`` (and so does a backup that completed).
 
-Trials: ``MEMORY_BOT_CRASH_TRIALS`` (default 3, about 90 s on a 2-core machine; at least 30
-for a release). Nothing is timed: waits poll until a condition holds, with a generous guard."""
+Trials: ``MEMORY_BOT_CRASH_TRIALS`` (default 3, one of each scenario: 20-24 s on 2 cores at load
+2, 2026-12-01; at least 30 for a release); ``MEMORY_BOT_CRASH_SEED`` repeats a run. Nothing is
+timed: waits poll until a condition holds, with a generous guard."""
 
 from __future__ import annotations
 
@@ -193,6 +194,7 @@ class Suite:
 async def test_sigkill_at_random_moments_loses_nothing_and_leaves_nothing(tmp_path):
     seed = int(os.environ.get("MEMORY_BOT_CRASH_SEED", random.randrange(1 << 30)))
     rng = random.Random(seed)
+    print(f"crash suite seed={seed} (MEMORY_BOT_CRASH_SEED repeats this run)")  # shown on failure
     telegram = await FakeTelegram(confirm_by_offset=True).start()
     llm = await FakeLLMServer(echo=True).start()
     suite = Suite(tmp_path, telegram, llm)
