@@ -124,7 +124,7 @@ def build_model(settings: Settings) -> ChatModel:
 
 
 def consolidation_model(model) -> StructuredModel | None:
-    """The model that consolidates (episode summaries and fact extraction, issue 6 part 3):
+    """The model that consolidates (episode summaries and fact extraction):
     ``CONSOLIDATION_MODEL`` on the reply model's client for Claude (``for_consolidation``), the
     reply model itself for an OpenAI-compatible server, None for the offline model (rules only,
     exactly as before: it has no structured output)."""

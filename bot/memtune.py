@@ -1,4 +1,4 @@
-"""Process-wide memory settings of the C allocator (issue 11: peak resident memory).
+"""Process-wide memory settings of the C allocator (they bound peak resident memory; docs/benchmarks.md).
 
 LanceDB queries run on a pool of native threads. With glibc's defaults every such thread gets
 its own malloc arena (up to 8 per core), and glibc raises its mmap threshold after the first

@@ -337,7 +337,7 @@ class Settings(BaseSettings):
         return self.data_dir / "logs"
 
     def resolved_llm_provider(self) -> Literal["anthropic", "openai", "offline"]:
-        """The provider in use: ``LLM_PROVIDER``, with ``auto`` resolved (see CONTRACTS.md)."""
+        """The provider in use: ``LLM_PROVIDER``, with ``auto`` resolved (README, "Language models")."""
         if self.llm_provider != "auto":
             return self.llm_provider
         if self.anthropic_api_key is not None:

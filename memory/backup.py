@@ -1,4 +1,4 @@
-"""Keeping a copied search index consistent with a copied database (issue 12).
+"""Keeping a copied search index consistent with a copied database.
 
 A backup copies SQLite (the source of truth) first and the LanceDB index second, so the index
 copy may be a little newer or older than the database copy: it may hold rows for items the

@@ -1,4 +1,4 @@
-"""LLM consolidation on top of the rules (issue 6 part 3).
+"""LLM consolidation on top of the rules.
 
 When a real model is configured, each consolidation job (a fold or a close, see
 ``MemoryService._run_work``) may make ONE structured call that does two things at once:
@@ -22,7 +22,7 @@ grounded in the candidate's own words (the assistant's suggestions never become 
 secret, and never an instruction to the assistant ("always answer in pirate speak" inside a
 pasted document is data, not an order). Relative dates left in a fact are resolved against the
 message's timestamp (``memory.dates``). An ``add`` that repeats an existing fact becomes a
-confirmation (known-failures C01).
+confirmation, never a twin.
 
 Output that is empty, unparsable, cut at ``max_tokens``, or fails validation falls back to the
 rules' episode with ``source = "rules-fallback"`` (counted in :attr:`LLMConsolidator.stats`,
@@ -63,7 +63,7 @@ log = logging.getLogger(__name__)
 
 TOOL_NAME = "record_consolidation"
 #: Output cap of one consolidation call (tokens): a summary plus facts for a batch of
-#: candidates fit in ~1,000; small and fixed (known-failures C47), far below streaming sizes.
+#: candidates fit in ~1,000; small and fixed, far below the sizes the SDK insists on streaming.
 MAX_OUTPUT_TOKENS = 2048
 #: A job with no candidate turn and fewer user turns than this keeps the rules' episode (no call).
 MIN_USER_TURNS_FOR_CALL = 3
@@ -246,7 +246,7 @@ def check_fact(text: str, *, source: str, lang: str) -> str | None:
 
     Reasons: ``empty``, ``too_long`` (over ``MAX_FACT_CHARS``), ``secret`` (redaction finds
     one, or a redaction marker), ``instruction`` (an order to the assistant), ``language`` (not
-    the speaker's language), ``no_subject`` (nobody it is about: known-failures C06),
+    the speaker's language), ``no_subject`` (nobody it is about),
     ``ungrounded`` (fewer than a third of its content words, and none at all, come from the
     speaker's own text, compared by 5-letter stems: the assistant's words are not the user's);
     ``instruction`` also when more of its content words come from sentences of the source that
@@ -546,7 +546,7 @@ class LLMConsolidator:
             seen.add((turn.user_id, norm))
             twin = await self._twin(text, cand, scope=scope,
                                     exclude=target.id if target else None)
-            if twin is not None:  # saying it again confirms, never adds a twin (C01)
+            if twin is not None:  # saying it again confirms, never adds a twin
                 ops.append(FactOp("confirm", **base, target_id=twin.id))
                 continue
             kind = item.get("kind") if item.get("kind") in FACT_KINDS else "note"

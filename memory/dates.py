@@ -1,7 +1,7 @@
 """Relative dates resolved at write time against the message's own timestamp.
 
 "My exam is tomorrow", said on 2026-11-30 in the user's time zone, is stored as "My exam is on
-2026-12-01" (C13 in ``shared/notes/known-failures.md``: a stale "today" makes relative dates
+2026-12-01" (resolved later against a stale "today", a relative date would be
 wrong). English and Chinese relative expressions are found with dateparser's ``search_dates``
 using ``RELATIVE_BASE`` (the message time converted to the user's zone); Chinese weekday
 expressions (下周五, 这周三, 周日), which dateparser reads as the whole week, are resolved

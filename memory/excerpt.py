@@ -31,11 +31,9 @@ _STOP = frozenset(
 
 
 #: Question words a user turn is credited with, on top of those it shares, when the excerpt's
-#: turn is chosen (issue 5): an assistant's long answer repeats the question's words, while the
+#: turn is chosen: an assistant's long answer repeats the question's words, while the
 #: user's own statement ("I spent $800 on a designer handbag") is what questions about the user
-#: ask for. LongMemEval_S (--limit 20, evidence recall at 1,000 tokens): 0 -> 0.718,
-#: 1 -> 0.868, 2 -> 0.921 (docs/evaluation.md); rounds of one turn (LoCoMo, MemDaily) are
-#: unaffected.
+#: ask for; rounds of one turn are unaffected. See docs/evaluation.md, "Recall constants".
 USER_TURN_BONUS = 2
 
 

@@ -3,8 +3,8 @@ know is: where is the Shanghai event?" is recalled for "where is the Shanghai ev
 
 Small talk before the real question spreads both the dense and the lexical query over words
 the user does not ask about (MemDaily's "noisy" questions: a paragraph of chatter, then
-"我真正想问的是：..."; issue 5 measured recall on them at 0.33 against 0.60 for the same
-questions asked plainly). When a message says where its question starts, recall uses what
+"我真正想问的是：..."; recall on them measured 0.33 against 0.60 for the same questions asked
+plainly, docs/evaluation.md). When a message says where its question starts, recall uses what
 follows the last such marker. Messages without a marker are unchanged.
 """
 

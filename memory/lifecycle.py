@@ -3,9 +3,10 @@
 Pure functions of data and ``now`` (aware UTC datetimes), no I/O and no scheduler: the bot's
 scheduler decides *when* to ask, these functions decide *what* is due, and ``SQLiteStore``
 mirrors the same comparisons in SQL (timestamps are stored as UTC ISO-8601 text with
-microseconds, so string order is time order). Source of the rules: DESIGN.md section 2
-("closed by the idle timeout", "Unused for MEMORY_EXPIRE_DAYS: archived") and CONTRACTS.md
-settings ``IDLE_TIMEOUT_SECONDS``, ``MEMORY_EXPIRE_DAYS``, ``RAW_TURN_RETENTION_DAYS``.
+microseconds, so string order is time order). The rules: a session is
+closed by the idle timeout and a fact unused for ``MEMORY_EXPIRE_DAYS`` is archived; the
+settings ``IDLE_TIMEOUT_SECONDS``, ``MEMORY_EXPIRE_DAYS`` and ``RAW_TURN_RETENTION_DAYS`` (README,
+"Configuration") set the limits.
 """
 
 from __future__ import annotations

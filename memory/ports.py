@@ -231,7 +231,7 @@ class ManualClock:
 
 @dataclass(frozen=True, slots=True)
 class StructuredReply:
-    """A model's structured answer (issue 6 part 3: LLM consolidation).
+    """A model's structured answer (LLM consolidation).
 
     Attributes:
         data: the JSON object the model produced (a tool call's input, or a JSON object parsed

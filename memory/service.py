@@ -77,34 +77,28 @@ OFFLINE_MODEL = "offline"
 #: next session: measured on LoCoMo, a larger one cost 0.06 of evidence recall at 400 tokens).
 EPISODE_PROMPT_TOKENS = 90
 #: Most tokens a recalled round takes in a prompt; a longer one is shown as an excerpt of its
-#: best-matching turn around its best-matching sentences (``memory.excerpt``). Issue 5: rounds
-#: with an assistant are ~600 tokens (LongMemEval), so one or two filled a 1,000-token budget.
-#: Measured on LoCoMo at 1,000 tokens: 150 -> 0.743, 60 -> 0.772, 45 -> 0.793 evidence recall,
-#: but the share of the answer's words kept in the shown line of a credited evidence turn fell
-#: from 1.00 to 0.87 (60) and 0.75 (45); 60 is the compromise.
+#: best-matching turn around its best-matching sentences (``memory.excerpt``). See
+#: docs/evaluation.md, "Recall constants".
 ROUND_PROMPT_TOKENS = 60
 #: A recalled one-turn round (a message in a conversation between people) brings the next
 #: message of its session with this share of its score: the answer to a question is often the
 #: reply to the message that shares the question's words ("How did the funding help?" ->
-#: "It enabled repairs..."). LoCoMo at 1,000 tokens: 0.713 -> 0.743 (0.75: 0.739, 1.0: 0.740).
+#: "It enabled repairs..."). See docs/evaluation.md, "Recall constants".
 REPLY_WEIGHT = 0.9
 #: The same for the message before a recalled one-turn round (the message it answers: the
 #: question's words are often in the answer, and evidence is often the pair). 0 switches it off.
-#: LoCoMo at 1,000 tokens (shared split): 0 -> 0.779, 0.6 -> 0.781, 0.7 -> 0.781, 0.8 -> 0.785,
-#: 0.9 -> 0.779.
+#: See docs/evaluation.md, "Recall constants".
 PREV_WEIGHT = 0.8
 #: Recall for the question a chatty message states after a marker such as "what I really want
-#: to know is" / "我真正想问的是" (``memory.focus``; issue 5).
+#: to know is" / "我真正想问的是" (``memory.focus``).
 FOCUS_QUESTION = True
 #: Recall each part of a question in several parts ("A? 另外，B?", "A? Also, B?") on its own and
-#: merge them (``memory.focus.question_parts``, ``memory.recall.merge_parts``; issue 5).
+#: merge them (``memory.focus.question_parts``, ``memory.recall.merge_parts``).
 SPLIT_QUESTIONS = True
 #: In a group, when a question names exactly one of the speakers of the recalled rounds ("What
 #: does Melanie do to destress?"), the rounds of the other speakers get this share of their
-#: score (issue 5: on LoCoMo 930 of the 967 evidence turns of questions naming one speaker are
-#: that speaker's). 1 switches it off. LoCoMo at 1,000 tokens (shared split): 1 -> 0.785,
-#: 0.9 -> 0.802, 0.85 -> 0.806, 0.8 -> 0.811, 0.75 -> 0.812, 0.7 -> 0.807 (at 400 tokens 0.8
-#: gives 0.671, 0.85 0.678). Private chats (one user and the assistant) are not affected.
+#: score. 1 switches it off. Private chats (one user and the assistant) are not affected. See
+#: docs/evaluation.md, "Recall constants".
 SPEAKER_WEIGHT = 0.8
 #: At most this many dates on one line that merges rounds repeating the same words.
 REPEAT_DATES = 5
@@ -119,7 +113,7 @@ RETRY_MAX_SECONDS = 3600.0
 #: the user said (an assistant's long answer repeats the question's topic: "Here are some
 #: museums you could visit..."). 0 switches it off. See docs/evaluation.md.
 ROUND_USER_WEIGHT = 1.0
-#: Turns left unfolded in working memory after a fold (issue 4: "every turn except the last 10").
+#: Turns left unfolded in working memory after a fold (every turn except the last 10 is folded).
 KEEP_AFTER_FOLD = 10
 #: A round longer than this many characters is embedded from its first this many alone (its
 #: user turn, and how the reply starts when the turn is short): recall shows a long round as an
@@ -299,7 +293,7 @@ class MemoryService:
         self.clock = clock
         self.config = config
         self.semantic = SemanticWriter(store=store, embedder=embedder, index=index)
-        # LLM consolidation on top of the rules (issue 6 part 3); None = rules only (offline)
+        # LLM consolidation on top of the rules; None = rules only (offline)
         self.consolidator = LLMConsolidator(
             model=consolidation_model, store=store, index=index, embedder=embedder,
             default_timezone=config.default_timezone, on_usage=on_model_usage,
@@ -756,7 +750,7 @@ class MemoryService:
         Returns:
             ``(added, removed)`` row counts.
         """
-        # Compare ids first and build rows only for what the index lacks (issue 11: building
+        # Compare ids first and build rows only for what the index lacks (building
         # every row took ~4 s and ~130 MB at each start with 100,000 facts).
         have = await self.index.keys()
         ids = await self.store.indexed_ids()
@@ -796,7 +790,7 @@ class MemoryService:
         (``memory.recall``), cut by the threshold, ``top_k`` facts and the budget; rounds longer
         than ``ROUND_PROMPT_TOKENS`` are shown as excerpts, a one-turn round brings the reply to
         it and the message before it, and rounds with the same words are shown once with their
-        dates (issue 5). A chatty message is recalled for the question it states after a marker
+        dates. A chatty message is recalled for the question it states after a marker
         ("what I really want to know is", ``FOCUS_QUESTION``), and a question in several parts
         ("A? Also, B?", "A？另外，B？") for each part, merged (``SPLIT_QUESTIONS``); the words that
         ask to remember ("Do you remember that ...", 你还记得) are left out of the search
@@ -823,7 +817,7 @@ class MemoryService:
             return RecallResult(pack([], budget_tokens=budget, top_k_facts=0,
                                      counter=self.counter), 0, 0.0)
         limit = max(50, budget // 20)
-        if FOCUS_QUESTION:  # issue 5: the question after "what I really want to ask is"
+        if FOCUS_QUESTION:  # the question after "what I really want to ask is"
             query = focus_question(query)
         about_me = asks_about_the_user(query)
         query = without_recall_words(query)  # "Do you remember that ..." matched every "remember"
@@ -847,11 +841,11 @@ class MemoryService:
         ranked = merge_parts(per_part)
         fetched: dict[int, Round] = {}  # rounds read for this recall, by id
         candidates = await self._render(ranked, exclude_session_id, query, fetched)
-        candidates = await self._with_replies(candidates, query, fetched)  # issue 5
+        candidates = await self._with_replies(candidates, query, fetched)
         candidates = self._merge_repeats(candidates)
         if about_me:  # "what do you remember about me?" matches no fact
             candidates = await self._with_own_facts(ctx, candidates)
-        if ctx.thread.chat_kind is not ChatKind.PRIVATE:  # issue 5: a group's named member
+        if ctx.thread.chat_kind is not ChatKind.PRIVATE:  # a group's named member
             candidates = _named_speaker_first(candidates, query)
         pins = [await self.store.last_episode(ctx.thread.id)]
         if exclude_session_id is not None:
@@ -885,7 +879,7 @@ class MemoryService:
         rounds = await self.store.get_rounds(by_kind.get(ItemKind.ROUND, []))
         if fetched is not None:
             fetched.update(rounds)
-        shown = await self._round_excerpts(rounds, query)  # issue 5: long rounds as excerpts
+        shown = await self._round_excerpts(rounds, query)  # long rounds as excerpts
         out: list[RecalledItem] = []
         for hit, score in ranked:
             if hit.kind is ItemKind.FACT and hit.item_id in facts:
@@ -1018,7 +1012,7 @@ class MemoryService:
             log.info("interrupted purges finished count=%d", len(purges))
         return len(purges)
 
-    # ----------------------------------------------------------------- life cycle (issue 7)
+    # ----------------------------------------------------------------- life cycle
 
     async def close_if_idle(self, thread_id: int, *, timeout_seconds: float) -> IdleCheck:
         """Close the thread's open session if it is idle now (``memory.lifecycle.is_idle`` on
@@ -1127,7 +1121,7 @@ class MemoryService:
                  report.deleted_turns, report.deleted_rounds, report.elapsed_s)
         return report
 
-    # ----------------------------------------------------------------- edited messages (issue 9)
+    # ----------------------------------------------------------------- edited messages
 
     async def edit_user_turn(self, ctx: Context, platform_message_id: str, new_text: str, *,
                              derive_facts: bool = True) -> tuple[Turn | None, list[FactOutcome]]:
@@ -1197,7 +1191,7 @@ class MemoryService:
                  "facts_deleted=%d", turn.id, cascade.replies, len(rounds),
                  len(cascade.resummarise), len(stale))
 
-    # ----------------------------------------------------------------- export / import (issue 8)
+    # ----------------------------------------------------------------- export / import
 
     async def export_user(self, user_id: int) -> dict:
         """Everything stored about one user as the export document (``memory.portability``)."""
@@ -1267,7 +1261,7 @@ class MemoryService:
                               ) -> dict[int, tuple[str, tuple[int, ...]]]:
         """Each round's line in the memory block and the turns it carries, by round id: whole
         when it fits ``ROUND_PROMPT_TOKENS``, else an excerpt of its turn that best matches
-        ``query`` (``memory.excerpt``; issue 5). One turn query for the long rounds only."""
+        ``query`` (``memory.excerpt``). One turn query for the long rounds only."""
         out: dict[int, tuple[str, tuple[int, ...]]] = {}
         long: list[Round] = []
         for rnd in rounds.values():
@@ -1342,7 +1336,7 @@ class MemoryService:
     def _merge_repeats(self, candidates: list[RecalledItem]) -> list[RecalledItem]:
         """Show rounds that repeat the same words once: the best-ranked one keeps its place and
         lists the dates of up to ``REPEAT_DATES`` repeats (``- (2024-04-01, 2024-04-03) User:
-        ...``) and carries their turns; the repeats leave the ranking (issue 5: in MemDaily a
+        ...``) and carries their turns; the repeats leave the ranking (in MemDaily a
         statement is often said again in other conversations, and every copy cost tokens)."""
         if REPEAT_DATES < 2:
             return candidates

@@ -162,7 +162,7 @@ class Episode:
     participants: tuple[str, ...] = ()
     status: str = "closed"  # "running" while its session is open and folding, then "closed"
     folds: int = 0
-    source: str = "rules"  # who wrote the summary: rules | llm | rules-fallback (issue 6)
+    source: str = "rules"  # who wrote the summary: rules | llm | rules-fallback
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,8 @@
 
 The public front door is :func:`run_console` (the read-answer loop), :func:`console_message`
 (what a line becomes) and :class:`ConsoleHistory` with :func:`history_path` (the prompt's
-history file in the data folder). Modules: ``_run`` (the loop, and piped input as CONTRACTS.md
-"Console transcript" fixes it), ``_prompt`` (the line-editing prompt on prompt_toolkit, used
+history file in the data folder). Modules: ``_run`` (the loop, and piped input as a plain
+transcript), ``_prompt`` (the line-editing prompt on prompt_toolkit, used
 when standard input and output are terminals) and ``_history`` (the history file).
 """
 

@@ -2,7 +2,7 @@
 
 In a terminal (standard input and output both terminals) lines come from a prompt_toolkit
 prompt (``_prompt.PromptLines``): line editing, history, bracketed paste of any length, Ctrl-C
-and Ctrl-D as ``/quit``. Otherwise (CONTRACTS.md "Console transcript") lines are read by a
+and Ctrl-D as ``/quit``. Otherwise (piped input, a plain transcript) lines are read by a
 daemon thread and handed to the event loop through a queue; one banner line, then every input
 echoed as ``> <line>`` before its answer, and nothing else on standard output. Either way the
 event loop keeps running while the console waits, so scheduled work (idle timeouts) runs.

@@ -15,7 +15,7 @@ What it does (details in the private modules):
   slash commands deferred first, then answered through the same handlers; one error handler.
 - ``_reply`` and ``_text``: 2,000-character messages split on paragraph boundaries, code
   blocks kept intact, no mention in model output can ping anyone.
-- ``_commands`` and ``_views``: the commands of CONTRACTS.md, ``/memories`` pages and the
+- ``_commands`` and ``_views``: the chat commands of ``bot.commands``, ``/memories`` pages and the
   confirm button.
 
 The product sets no discord.py endpoint; ``api_base`` and ``gateway_url`` exist for tests

@@ -1,4 +1,4 @@
-"""The chat commands of CONTRACTS.md as Discord slash commands.
+"""The chat commands of ``bot.commands`` as Discord slash commands.
 
 Each one becomes the same text command the console takes (``/memories all``) and runs through
 the engine's handlers (``bot/commands.py``), in the thread it was used in. Answers are

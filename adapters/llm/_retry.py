@@ -2,7 +2,7 @@
 
 The SDKs' own retries are switched off (``max_retries=0``): they only cover an HTTP status
 before the body starts, while an ``error`` event inside an accepted (200) stream is raised while
-reading it and never retried by the SDK (anthropic-sdk-python #688, known-failures C46). One loop
+reading it and never retried by the SDK (anthropic-sdk-python #688). One loop
 here covers both, plus time-outs, refused connections and empty replies.
 """
 

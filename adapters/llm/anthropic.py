@@ -21,7 +21,7 @@ Streaming: replies are streamed when ``stream`` is True, or (the default, ``None
 ``max_tokens`` is above :data:`STREAM_ABOVE_TOKENS` or a chat adapter previews the reply as it
 is written (:mod:`memory.streaming`; the text so far is reported there). Non-streaming calls
 always pass an explicit ``timeout``, so the SDK never refuses a large ``max_tokens`` with its
-"may take longer than 10 minutes" ValueError (anthropic-sdk-python #874, known-failures C47).
+"may take longer than 10 minutes" ValueError (anthropic-sdk-python #874).
 
 Failures are retried here (the SDK's own retries are off) and mapped at the seam: see
 :mod:`adapters.llm._retry`. Non-text blocks (thinking, tool_use) are ignored; a reply cut at

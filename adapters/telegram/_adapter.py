@@ -53,7 +53,7 @@ from memory.types import ChatKind, IncomingMessage, ThreadKey
 
 log = logging.getLogger(__name__)
 
-#: The bot's command menu (``setMyCommands``): the chat commands of CONTRACTS.md.
+#: The bot's command menu (``setMyCommands``): the chat commands of ``bot.commands``.
 MENU: tuple[tuple[str, str], ...] = (
     ("start", "What I am and what I remember"),
     ("help", "What I remember and how to control it"),

@@ -11,7 +11,7 @@ ingest (:mod:`bot.bench.ingest`): the cost per ingested message on copies of fol
 with the default embedder and no embedding cache, when the data is beside the checkout. With
 ``against`` (a git revision, :mod:`bot.bench.reference`), start-up and the default embedder's
 throughput are measured for that code too, in the same run, and reported as ratios. The report
-has the shape of CONTRACTS.md "Bench report" (with a few extra keys); progress goes to stderr.
+has the shape described in docs/benchmarks.md, "What is measured"; progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def _worker(job: dict, timeout: float = 900, code: Path | None = None) -> dict:
 async def run_bench(config: BenchConfig, *, embedder: str, cache_dir: Path | None,
                     work_dir: Path | None = None, against: str | None = None,
                     lme_path: Path | None = LME_PATH) -> dict:
-    """Run the benchmark and return the report (CONTRACTS.md "Bench report").
+    """Run the benchmark and return the report (docs/benchmarks.md, "What is measured").
 
     Args:
         config: sizes and counts (:data:`FULL` or :data:`QUICK`).

@@ -1,5 +1,5 @@
-"""How many consolidation model calls LLM consolidation makes (issue 6 part 3: "model calls per
-100 turns on a shared LoCoMo conversation replayed with a scripted model; target under 10").
+"""How many consolidation model calls LLM consolidation makes (model calls per 100
+turns on a shared LoCoMo conversation replayed with a scripted model; the target is under 10).
 
 A LoCoMo conversation is replayed through the production pipeline (``EngineTarget``: the
 engine's ingest path, sessions closed as in ``memory-bot eval``) with a scripted model that

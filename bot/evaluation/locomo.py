@@ -338,7 +338,7 @@ async def run_locomo(
     ``ours`` returned no non-pinned item (null when none was asked).
 
     Returns:
-        The report dict (CONTRACTS.md "Eval report", schema ``memory-bot-eval/1``).
+        The report dict (docs/evaluation.md, "Method"; schema ``memory-bot-eval/1``).
     """
     expanded = _expand_paths(paths)
     conversations = load_locomo(expanded)

@@ -1,4 +1,4 @@
-"""The ``memory-bot-eval/1`` report (CONTRACTS.md, "Eval report") and its Markdown table.
+"""The ``memory-bot-eval/1`` report (docs/evaluation.md, "Method") and its Markdown table.
 
 All recall values are fractions in [0, 1] (means over questions, every question weighing the
 same); token values are tokens by the product's counter; latencies are milliseconds; a value is
@@ -91,7 +91,7 @@ def build_report(
     full_history_tokens_mean: float,
     abstention: Mapping[str, float],
 ) -> dict:
-    """Assemble the report in the contract's key order."""
+    """Assemble the report in the report's documented key order."""
     return {
         "schema": SCHEMA,
         "dataset": dataset,

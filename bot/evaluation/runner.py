@@ -250,7 +250,7 @@ async def run_histories(
             ``production_budget`` (answer generation and judging, ``bot.evaluation.answer``).
 
     Returns:
-        The report dict (CONTRACTS.md "Eval report", schema ``memory-bot-eval/1``).
+        The report dict (docs/evaluation.md, "Method"; schema ``memory-bot-eval/1``).
     """
     started = time.perf_counter()
     budgets = sorted({int(b) for b in budgets})

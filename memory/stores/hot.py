@@ -1,8 +1,8 @@
-"""Hot working memory kept in process (issue 11, second pass): each thread's open session and
+"""Hot working memory kept in process: each thread's open session and
 its newest turns, so the reply path does not read them from SQLite again on every turn.
 
 The cache belongs to one :class:`~memory.stores.sqlite.SQLiteStore` (the only writer of its
-database: the data folder is locked by one process, issue 12) and is kept exact, never
+database: the data folder is locked by one process, ``bot.datadir``) and is kept exact, never
 "eventually" right:
 
 * every write transaction of the store invalidates it at its start and again at its end

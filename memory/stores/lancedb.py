@@ -125,7 +125,7 @@ writes and few searches."""
 INDEX_CACHE_BYTES = 32 << 20
 """LanceDB's cache of opened index parts (full-text, BTree) per index handle. The library's
 default is far larger; at 100,000 facts (210,000 rows) 16-64 MiB gave the same query times
-and ~80 MiB less resident memory than the default (docs/benchmarks.md, issue 11)."""
+and ~80 MiB less resident memory than the default (docs/benchmarks.md)."""
 METADATA_CACHE_BYTES = 32 << 20
 """LanceDB's cache of table and file metadata, sized as :data:`INDEX_CACHE_BYTES`."""
 
@@ -562,7 +562,7 @@ def _vanished(exc: BaseException) -> bool:
     return "Not found" in str(exc)
 
 
-# ----------------------------------------------------------------- consistent copies (issue 12)
+# ----------------------------------------------------------------- consistent copies
 
 RowFilter = Callable[[str, pa.Table], Sequence[bool]]
 """``keep(table_name, rows) -> one bool per row``: which rows of a copied page to keep."""

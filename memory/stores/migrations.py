@@ -193,7 +193,7 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE work_new RENAME TO work;
     CREATE INDEX work_pending ON work(done_at) WHERE done_at IS NULL;
     """,
-    # 5: privacy and control (issue 8): when a user was told that facts are kept (the consent
+    # 5: privacy and control: when a user was told that facts are kept (the consent
     # note, once), and memory switched off for a whole group chat by its admins.
     """
     ALTER TABLE users ADD COLUMN consent_noted_at TEXT;
@@ -205,7 +205,7 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (platform, chat_id)
     );
     """,
-    # 6: chat platforms (issue 9): accounts that blocked the bot, and platform updates already
+    # 6: chat platforms: accounts that blocked the bot, and platform updates already
     # handled (a redelivered update is answered once, also across a restart).
     """
     ALTER TABLE accounts ADD COLUMN blocked_at TEXT;
@@ -217,7 +217,7 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX seen_updates_at ON seen_updates(seen_at);
     """,
-    # 7 (issue 6 part 3): who wrote an episode's summary: ``rules`` (no model
+    # 7: who wrote an episode's summary: ``rules`` (no model
     # call), ``llm`` (the consolidation model), ``rules-fallback`` (the model's output was
     # rejected, cut or empty, so the rules' episode was kept).
     """

@@ -1,4 +1,4 @@
-"""Consistent copies of the SQLite database while another process writes to it (issue 12).
+"""Consistent copies of the SQLite database while another process writes to it.
 
 SQLite's online backup API (``sqlite3.Connection.backup``, https://sqlite.org/backup.html) with
 all pages in one step (``pages=-1``) copies the database inside one read transaction: with WAL,

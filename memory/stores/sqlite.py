@@ -227,7 +227,7 @@ class ForgetResult:
     rounds: int
     turns: int
     index_keys: tuple[str, ...]
-    resummarise: tuple[int, ...] = ()  # closed sessions whose episode was deleted (issue 8)
+    resummarise: tuple[int, ...] = ()  # closed sessions whose episode was deleted
     purge_id: int | None = None  # the durable purge record (:meth:`SQLiteStore.pending_purges`)
     fact_texts: tuple[str, ...] = ()  # the deleted facts (``delete_fact``), the named one first
 
@@ -1108,7 +1108,7 @@ class SQLiteStore:
         group_turns = [r["id"] for r in await self._all(
             "SELECT u.id FROM turns u JOIN threads t ON t.id = u.thread_id "
             "WHERE t.chat_kind = 'group' AND u.user_id = ?", (user_id,))]
-        # issue 8: group replies that quoted one of the user's facts go too
+        # group replies that quoted one of the user's facts go too
         echoes = await self._replies_quoting(user_id, [r["text"] for r in await self._all(
             "SELECT text FROM facts WHERE user_id = ?", (user_id,))])
         if echoes:
@@ -1297,7 +1297,7 @@ class SQLiteStore:
         row = await self._one(f"SELECT count(*) AS n FROM {table}")
         return row["n"]
 
-    # ----------------------------------------------------------------- life cycle (issue 7)
+    # ----------------------------------------------------------------- life cycle
 
     async def open_sessions(self) -> list[SessionRow]:
         """Every open session, oldest last turn first (start-up rebuild of the idle jobs)."""
@@ -1417,7 +1417,7 @@ class SQLiteStore:
         async with self._lock:
             await self._conn.execute("PRAGMA optimize")
 
-    # ----------------------------------------------------------------- model usage (issue 6)
+    # ----------------------------------------------------------------- model usage
 
     async def add_model_usage(
         self, user_id: int, day: str, model: str, *, input_tokens: int, output_tokens: int,
@@ -1474,7 +1474,7 @@ class SQLiteStore:
                          cache_read_input_tokens=r["cache_read_input_tokens"],
                          cost_usd=r["cost_usd"]) for r in rows]
 
-    # ----------------------------------------------------------------- chat platforms (issue 9)
+    # ----------------------------------------------------------------- chat platforms
 
     async def receive_updates(self, platform: str, updates: Sequence[tuple[str, str]],
                               now: datetime) -> None:
@@ -1700,7 +1700,7 @@ class SQLiteStore:
         kept = [i for i, turns in rebuild.items() if turns]
         return EditCascade(tuple(kept), gone, resummarise, purge_id, len(quoting))
 
-    # ----------------------------------------------------------------- bulk load (issue 11)
+    # ----------------------------------------------------------------- bulk load
 
     BULK_TABLES = ("users", "accounts", "threads", "sessions", "turns", "episodes", "rounds",
                    "facts", "work")
@@ -1726,7 +1726,7 @@ class SQLiteStore:
             await tx.executemany(sql, rows)
         return len(rows)
 
-    # ----------------------------------------------------------------- export / import (issue 8)
+    # ----------------------------------------------------------------- export / import
 
     async def user_rows(self, user_id: int) -> dict[str, list[dict]]:
         """Every stored row about one user, as plain dicts of column values (export).
@@ -1938,7 +1938,7 @@ class SQLiteStore:
             f"WHERE t.id IN ({marks})", list(wanted))
         return [e for e in (self._episode(r) for r in rows) if wanted & set(e.turn_ids)]
 
-    # ----------------------------------------------------------------- reconcile by id (issue 11)
+    # ----------------------------------------------------------------- reconcile by id
 
     async def indexed_ids(self) -> dict[str, list[int]]:
         """The ids of every fact, episode and round, ascending, keyed ``fact`` / ``episode`` /
@@ -1964,7 +1964,7 @@ class SQLiteStore:
             out.extend((self._fact(r), r["scope"]) for r in rows)
         return out
 
-    # ----------------------------------------------------------------- LLM consolidation (issue 6)
+    # ----------------------------------------------------------------- LLM consolidation
 
     async def _insert_fact(
         self, tx: aiosqlite.Connection, *, user_id: int, kind: str, text: str,
@@ -2078,7 +2078,7 @@ class SQLiteStore:
             found |= {r["turn_id"] for r in rows}
         return found
 
-    # ----------------------------------------------------------------- operator views (issue 12)
+    # ----------------------------------------------------------------- operator views
 
     async def prompt_records_of(self, user_id: int) -> list[dict]:
         """Every kept prompt record of one user (the last reply per thread, ``/why``), newest
@@ -2089,7 +2089,7 @@ class SQLiteStore:
         return [{"thread_id": r["thread_id"], "created_at": r["created_at"],
                  "payload": json.loads(r["payload"])} for r in rows]
 
-    # ----------------------------------------------------------------- hot working memory (issue 11)
+    # ----------------------------------------------------------------- hot working memory
 
     async def working_turns(self, thread_id: int, limit: int
                             ) -> tuple[SessionRow | None, list[Turn]]:

@@ -2,7 +2,7 @@
 session closes happening all the time) is killed at random moments and restarted. After each
 restart: exactly one episode per closed session, no duplicate fact, no lost turn.
 
-Repeats: ``MEMORY_BOT_CRASH_REPEATS`` (default 3; the closing note of issue 4 reports 20)."""
+Repeats: ``MEMORY_BOT_CRASH_REPEATS`` (default 3; set it to 20 for a soak run)."""
 
 from __future__ import annotations
 

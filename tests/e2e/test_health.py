@@ -1,4 +1,4 @@
-"""Health endpoints and start-up warnings of ``memory-bot run`` (issue 12): the real aiohttp
+"""Health endpoints and start-up warnings of ``memory-bot run``: the real aiohttp
 server on 127.0.0.1 asked with aiohttp's client; ``run_platforms`` with the real Telegram and
 Discord adapters against the fakes. Waits poll with deadlines that only guard against a hang."""
 

@@ -145,7 +145,7 @@ async def test_consolidation_model_shares_the_client(server, sleeps):
 
 
 async def test_large_max_tokens_never_hits_the_sdk_ten_minute_check(server, sleeps):
-    # C47: opus-4-0 allows 8192 non-streaming tokens, 32000 is over 10 minutes by the SDK's
+    # opus-4-0 allows 8192 non-streaming tokens, 32000 is over 10 minutes by the SDK's
     # estimate; an explicit time-out (non-streaming) or streaming (default) must both send it.
     await ask(make_model("anthropic", server.anthropic_url, sleeps, stream=False,
                          model="claude-opus-4-0"), max_tokens=32000)

@@ -1,4 +1,4 @@
-"""LLM consolidation (issue 6 part 3) with the real ``anthropic`` and ``openai`` clients against
+"""LLM consolidation with the real ``anthropic`` and ``openai`` clients against
 the fake model server on 127.0.0.1: what is sent (tool schema, only candidate turns, the
 previous summary), what is stored (episodes with their source, facts added / confirmed /
 superseded), and how it fails (invalid JSON, empty, max_tokens, 529: rules fallback or a retry
@@ -112,7 +112,7 @@ async def test_summary_and_facts_added_confirmed_superseded(provider, llm_harnes
             {"candidate": "c3", "action": "add", "kind": "note", "topic": "colleague",
              "text": "The user's colleague Anika Patel has a PhD in marine biology"},
             {"candidate": "c3", "action": "add", "kind": "note", "topic": "education",
-             "text": "Has a PhD in marine biology"},  # subject dropped: rejected (C06)
+             "text": "Has a PhD in marine biology"},  # subject dropped: rejected
             {"candidate": "c3", "action": "add", "kind": "profile", "topic": "education",
              "text": "The user has a bachelor's degree"},
         ]}))

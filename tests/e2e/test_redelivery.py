@@ -1,4 +1,4 @@
-"""A platform message delivered twice gets one reply and one set of facts (issue 12): Discord
+"""A platform message delivered twice gets one reply and one set of facts: Discord
 replays events after a gateway RESUME, Telegram redelivers an update whose offset was not
 confirmed. Real clients against the fakes, real SQLite + LanceDB."""
 

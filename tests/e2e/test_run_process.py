@@ -1,4 +1,4 @@
-"""``memory-bot run`` as a real process (issue 12): both platform adapters against the fake
+"""``memory-bot run`` as a real process: both platform adapters against the fake
 Telegram Bot API and the fake Discord (REST + gateway) on 127.0.0.1, the health endpoints,
 SIGTERM while a consolidation is queued, a restart on the same folder, and a second process
 refused by the data folder's lock.

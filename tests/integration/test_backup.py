@@ -1,4 +1,4 @@
-"""`memory-bot backup` / `restore` (issue 12) on real SQLite + LanceDB: a backup taken while an
+"""`memory-bot backup` / `restore` on real SQLite + LanceDB: a backup taken while an
 app writes turns and facts, restored into a fresh folder, gives the same users, facts and
 episodes, and recall works; the command line refuses unsafe destinations with exit 2."""
 

@@ -1,4 +1,4 @@
-"""``memory-bot config check`` (issue 12): the effective settings with secrets masked, then
+"""``memory-bot config check``: the effective settings with secrets masked, then
 ``#`` lines saying what they mean for ``memory-bot run`` (model, adapters, data folder state,
 the open-access warning)."""
 

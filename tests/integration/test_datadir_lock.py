@@ -1,4 +1,4 @@
-"""One process per data folder (issue 12): ``build_app`` takes an exclusive ``flock`` on
+"""One process per data folder: ``build_app`` takes an exclusive ``flock`` on
 ``<data>/memory-bot.lock``; a second app or CLI process on the folder refuses with a clear
 message and exit code 2, a killed holder never leaves a stale lock, and the database itself is
 never locked (readers such as ``inspect`` and ``backup`` keep working)."""

@@ -1,4 +1,4 @@
-"""The in-process hot working memory (memory/stores/hot.py, issue 11 second pass) is never
+"""The in-process hot working memory (memory/stores/hot.py) is never
 served stale: after every kind of write, what the reply path sees equals what a second,
 cache-less connection reads from the same database."""
 

@@ -1,4 +1,4 @@
-"""``memory-bot inspect USER`` (issue 12) on real SQLite + LanceDB: accounts, chats, facts with
+"""``memory-bot inspect USER`` on real SQLite + LanceDB: accounts, chats, facts with
 their history, episodes, recent messages and the last recall, so one id can be followed from
 the message that wrote a fact to the prompt that used it."""
 

@@ -1,5 +1,5 @@
 """Model calls of LLM consolidation per 100 turns on LoCoMo conversation 30, replayed through the
-production pipeline with a scripted model that counts its calls (issue 6 part 3: target under
+production pipeline with a scripted model that counts its calls (target: under
 10). Measured: 19 calls for 369 turns in 19 sessions = 5.15 per 100 turns (one call per session
 close, no fold; group replay 18 candidates sent, private replay 82)."""
 

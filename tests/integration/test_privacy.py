@@ -1,4 +1,4 @@
-"""Privacy and control (issue 8) on real SQLite + LanceDB: export and import, two users who try
+"""Privacy and control on real SQLite + LanceDB: export and import, two users who try
 each other's numbers and words, memory off, an owner-only data folder."""
 
 from __future__ import annotations

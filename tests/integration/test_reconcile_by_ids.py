@@ -1,5 +1,5 @@
-"""Start-up reconcile compares ids first and builds rows only for what the index lacks
-(issue 11): the rows it writes back are the rows the index had, and rows SQLite lacks go."""
+"""Start-up reconcile compares ids first and builds rows only for what the index lacks:
+the rows it writes back are the rows the index had, and rows SQLite lacks go."""
 
 from __future__ import annotations
 

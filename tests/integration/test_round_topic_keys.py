@@ -1,5 +1,5 @@
 """A round whose user turn states a known topic gets the topic's fact wording and question words
-as lexical keys (issue 5, fact-expanded keys), also when the statement stayed a candidate and no
+as lexical keys (fact-expanded keys), also when the statement stayed a candidate and no
 fact was written: "How old was I when Alex was born?" finds "I just turned 32 last month". The
 keys change neither the round's text nor its vector; reconcile (``reindex``) writes the same."""
 

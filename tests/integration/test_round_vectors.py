@@ -1,5 +1,5 @@
 """A round whose text holds the assistant's reply gets a vector leaning to what the user said
-(issue 5, ``memory.service.ROUND_USER_WEIGHT``): the normalised sum of the round's vector and
+(``memory.service.ROUND_USER_WEIGHT``): the normalised sum of the round's vector and
 its user turn's, written the same way by the live path and by reconcile (``reindex``)."""
 
 from __future__ import annotations

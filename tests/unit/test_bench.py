@@ -1,4 +1,4 @@
-"""``memory-bot bench --quick``: the report has the shape of CONTRACTS.md "Bench report"
+"""``memory-bot bench --quick``: the report has the documented shape (docs/benchmarks.md)
 (run here on a tiny size with the hashing embedder, real SQLite and LanceDB in a temp folder)."""
 
 from __future__ import annotations

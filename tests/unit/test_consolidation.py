@@ -1,5 +1,5 @@
 """LLM consolidation's pure parts: candidate picking, fact validation, the model's episode,
-lenient JSON parsing (issue 6 part 3)."""
+lenient JSON parsing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The deployment files (issue 12), checked by parsing: Docker and Fly.io cannot run here.
+"""The deployment files, checked by parsing: Docker and Fly.io cannot run here.
 
 `fly.toml` against the Dockerfile and the app's own settings loader: the volume is mounted where
 the image's environment puts the data folder, every health check asks a route the app serves,

@@ -1,4 +1,4 @@
-"""The excerpt of a long round prefers the user's own turn (issue 5): an assistant's long answer
+"""The excerpt of a long round prefers the user's own turn: an assistant's long answer
 repeats the question's words, while the user's statement is what questions about the user ask
 for."""
 

@@ -1,4 +1,4 @@
-"""The question inside a chatty message (issue 5): recall uses what follows "what I really want
+"""The question inside a chatty message: recall uses what follows "what I really want
 to know is" / "我真正想问的是", and recalls each part of a question in several parts."""
 
 from __future__ import annotations

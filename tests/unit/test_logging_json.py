@@ -1,4 +1,4 @@
-"""``LOG_FORMAT=json`` (issue 12): one JSON object per line with ``ts`` (UTC), ``level``,
+"""``LOG_FORMAT=json``: one JSON object per line with ``ts`` (UTC), ``level``,
 ``logger`` and ``message``, on the log file and on standard error, and no configured secret in
 any line, tracebacks included."""
 

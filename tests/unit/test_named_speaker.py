@@ -1,5 +1,5 @@
-"""In a group, a question that names one member ranks that member's messages first (issue 5:
-on LoCoMo 96% of the evidence of such questions is the named speaker's own words)."""
+"""In a group, a question that names one member ranks that member's messages first (on
+LoCoMo 96% of the evidence of such questions is the named speaker's own words)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 5 recall-quality changes: excerpts of long rounds (``memory.excerpt``) and their use in
+"""Recall quality: excerpts of long rounds (``memory.excerpt``) and their use in
 recall, on real SQLite (temporary folder) and the in-memory index."""
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ def test_description_names_the_kinds_in_the_users_language():
     assert describe_redaction((), "en") == ""
 
 
-# The privacy table (issue 8): every secret is redacted, every look-alike is kept verbatim.
+# The privacy table: every secret is redacted, every look-alike is kept verbatim.
 SECRETS = [
     # passwords and credentials
     ("my password is hunter22!", "password", "hunter22"),

@@ -174,7 +174,7 @@ async def test_on_turn_before_start_does_nothing(harness):
 
 
 async def test_a_job_woken_late_still_runs(wired):
-    """known-failures C44: a job due while the loop is blocked for longer than APScheduler's
+    """A job due while the loop is blocked for longer than APScheduler's
     old 1 s grace time still runs after the block, once."""
     h, sched = wired
     await h.say("We picked LanceDB for the vector database.")

@@ -36,9 +36,9 @@ CASES = {
     "unrelated facts in a row (both kept)": (
         [["remember I want to travel the world"], ["remember I like late-night snacks at weekends"]],
         ["The user wants to travel the world", "The user likes late-night snacks at weekends"], []),
-    "unrelated facts zh (C02)": (
+    "unrelated facts zh": (
         [["记住我想环游世界"], ["记住我周末喜欢吃夜宵"]], ["用户想环游世界", "用户喜欢夜宵"], []),
-    "additive statement retires nothing (C14)": (
+    "additive statement retires nothing": (
         [["remember I work as a nurse at St. Elena Hospital"],
          ["I've also started volunteering on St. Elena's ethics committee."]],
         ["The user works at St Elena Hospital", "The user's job is nurse"], []),
@@ -63,7 +63,7 @@ CASES = {
         [["I have two cats", "I have two cats"]], [], []),
     "passing states are not facts": (
         [["I'm tired today"], ["I'm tired today"]], [], []),
-    "ended fact (C15)": (
+    "ended fact": (
         [["remember I drink green tea every morning"], ["I quit green tea."],
          ["remember I switched to black coffee"]],
         ["The user drinks black coffee in the morning"],
@@ -150,7 +150,7 @@ CASES = {
         [["我上个月刚满32岁"], ["我上个月刚满32岁"]], ["用户32岁"], []),
     "a request after a quit keeps its verb": (
         [["I quit tea. Remember that I now drink coffee."]], ["The user now drinks coffee"], []),
-    "several facts in one Chinese request (C08)": (
+    "several facts in one Chinese request": (
         [["记住：我叫李明，我在成都做护士，我不吃辣"]],
         ["称呼用户为李明", "用户的职业是护士", "用户不吃辣"], []),
 }

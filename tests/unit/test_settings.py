@@ -20,8 +20,8 @@ from memory.errors import ConfigError
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
-# The table of CONTRACTS.md "Settings", plus the values the project chose where the contract
-# says "SDK defaults", "the vetted default" or "calibrated".
+# The documented defaults of every setting (README, "Configuration"), including those the
+# project chose itself (SDK defaults, the vetted default, calibrated values).
 CONTRACT_DEFAULTS = {
     "MEMORY_BOT_DATA_DIR": "./data",
     "IDLE_TIMEOUT_SECONDS": "1800",
@@ -51,7 +51,7 @@ CONTRACT_DEFAULTS = {
     "TELEGRAM_WEBHOOK_PORT": "8443",
     "DISCORD_BOT_TOKEN": UNSET_TEXT,
     "DISCORD_GUILD_ID": UNSET_TEXT,
-    "DISCORD_API_BASE_URL": UNSET_TEXT,  # endpoint overrides: proxies and tests (issue 12)
+    "DISCORD_API_BASE_URL": UNSET_TEXT,  # endpoint overrides: proxies and tests
     "DISCORD_GATEWAY_URL": UNSET_TEXT,
     "ALLOWED_USERS": EMPTY_TEXT,
     "HEALTH_PORT": "0",

@@ -1,6 +1,6 @@
 """A fake Discord on 127.0.0.1 (aiohttp.web) for the real discord.py client.
 
-One server plays both halves of Discord (facts in ``../shared/notes/platform-fakes.md``):
+One server plays both halves of Discord:
 
 - REST under ``/api/v10``: login (``GET /users/@me``, ``GET /oauth2/applications/@me``), command
   sync (``PUT /applications/{app}/commands`` and the guild variant), messages (create, edit),
