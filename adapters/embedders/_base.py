@@ -21,6 +21,8 @@ import functools
 import logging
 import threading
 import time
+import weakref
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar, TypeVar
@@ -119,6 +121,44 @@ def _batches(texts: list[str]) -> list[list[str]]:
     return out
 
 
+class _Turns:
+    """Whose turn it is to use the backend on one event loop: one call at a time, handed on in
+    order, a query call (``front=True``) ahead of any document batch already waiting. A place
+    is taken without awaiting (:meth:`take`), so a call whose place is taken in a callback is
+    ahead of every coroutine that asks later, whichever worker thread would start first."""
+
+    def __init__(self) -> None:
+        self.current: asyncio.Future | None = None
+        self.waiting: deque[asyncio.Future] = deque()
+
+    def take(self, loop: asyncio.AbstractEventLoop, *, front: bool = False) -> asyncio.Future:
+        """A place: a future done when the caller's turn has come. Every place is left with
+        :meth:`leave`, whatever happened to its caller."""
+        turn = loop.create_future()
+        if self.current is None:
+            self.current = turn
+            turn.set_result(None)
+        elif front:
+            self.waiting.appendleft(turn)
+        else:
+            self.waiting.append(turn)
+        return turn
+
+    def leave(self, turn: asyncio.Future) -> None:
+        """Give up a place (idempotent): a waiting one is dropped, the current turn passes to
+        the next place still wanted."""
+        if turn is not self.current:
+            turn.cancel()  # skipped when its place comes (no-op when already done)
+            return
+        self.current = None
+        while self.waiting:
+            nxt = self.waiting.popleft()
+            if not nxt.done():
+                self.current = nxt
+                nxt.set_result(None)
+                return
+
+
 class ModelBackedEmbedder:
     """Base for embedders with a model: lazy load, one worker at a time, batches, error mapping.
 
@@ -155,6 +195,8 @@ class ModelBackedEmbedder:
         # embedder may outlive a loop: tests run one per test)
         self._queries: dict[asyncio.AbstractEventLoop, list[tuple[str, asyncio.Future]]] = {}
         self._busy: dict[asyncio.AbstractEventLoop, int] = {}
+        self._turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Turns] = (
+            weakref.WeakKeyDictionary())
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, dim={self.dim})"
@@ -222,9 +264,13 @@ class ModelBackedEmbedder:
             if waiting:
                 loop.call_soon(self._send_queries, loop)
             return
-        task = loop.create_task(self._call([t for t, _ in taken], True))
+        # the place is taken now, ahead of the document batch whose job goes on after this
+        turns = self._turns.setdefault(loop, _Turns())
+        turn = turns.take(loop, front=True)
+        task = loop.create_task(self._call([t for t, _ in taken], True, turn))
 
         def settle(done: asyncio.Task) -> None:
+            turns.leave(turn)  # also when the task was cancelled before it started
             for i, (_, fut) in enumerate(taken):
                 if fut.done():
                     continue  # its caller was cancelled
@@ -237,18 +283,25 @@ class ModelBackedEmbedder:
 
         task.add_done_callback(settle)
 
-    async def _call(self, texts: list[str], is_query: bool) -> np.ndarray:
-        """One backend call through the worker; when it ends, the queries that waited for it
-        are sent before anything else of this loop."""
+    async def _call(self, texts: list[str], is_query: bool,
+                    turn: asyncio.Future | None = None) -> np.ndarray:
+        """One backend call through the worker, in its turn (``turn``: a place already taken,
+        see :class:`_Turns`); when it ends, the queries that waited for it are sent before
+        anything else of this loop."""
         loop = asyncio.get_running_loop()
+        turns = self._turns.setdefault(loop, _Turns())
+        if turn is None:
+            turn = turns.take(loop)
         self._busy[loop] = self._busy.get(loop, 0) + 1
         try:
+            await turn
             return await self._in_worker(self._embed_locked, texts, is_query)
         finally:
-            self._busy[loop] -= 1
             if self._queries.get(loop):
-                self._send_queries(loop)
-            elif self._busy[loop] == 0:
+                self._send_queries(loop)  # their place goes ahead of what asks next
+            turns.leave(turn)
+            self._busy[loop] -= 1
+            if self._busy[loop] == 0 and not self._queries.get(loop):
                 self._busy.pop(loop, None)
                 self._queries.pop(loop, None)
 

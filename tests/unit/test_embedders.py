@@ -245,15 +245,52 @@ async def test_concurrent_queries_share_backend_calls_and_get_their_own_vectors(
     assert all(is_query for _, is_query in fake.calls)
 
 
+class GatedBackend(FakeBackend):
+    """:class:`FakeBackend` whose first backend call sets ``entered`` and then waits for
+    ``gate`` (thread events: the backend runs in a worker thread)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+        self.gate = threading.Event()
+
+    def _encode(self, model, texts, is_query):
+        if not self.entered.is_set():
+            self.entered.set()
+            assert self.gate.wait(60), "the test never opened the gate"
+        return super()._encode(model, texts, is_query)
+
+
 async def test_a_query_goes_between_the_batches_of_a_long_document_job() -> None:
-    fake = FakeBackend()
+    fake = GatedBackend()
     docs = asyncio.ensure_future(fake.embed_documents([f"doc {i}" for i in range(5 * BATCH_SIZE)]))
-    await asyncio.sleep(0.001)  # the first document batch is running
-    await fake.embed_query("where do I live?")
+    assert await asyncio.to_thread(fake.entered.wait, 60)  # the first document batch is running
+    query = asyncio.ensure_future(fake.embed_query("where do I live?"))
+    await asyncio.sleep(0)  # the query has started and waits for the backend
+    assert not query.done()
+    fake.gate.set()
+    assert len(await query) == fake.dim
     assert not docs.done()  # the query did not wait for the whole job
     await docs
     order = [is_query for _, is_query in fake.calls]
-    assert order.index(True) <= 2
+    assert order == [False, True] + [False] * 4  # right after the batch it arrived during
+
+
+async def test_a_query_goes_ahead_of_document_batches_already_waiting() -> None:
+    """Two document jobs at once: the query waiting behind the running batch goes next, before
+    the other job's batch that was waiting longer."""
+    fake = GatedBackend()
+    first = asyncio.ensure_future(fake.embed_documents([f"a {i}" for i in range(BATCH_SIZE)]))
+    assert await asyncio.to_thread(fake.entered.wait, 60)
+    second = asyncio.ensure_future(fake.embed_documents([f"b {i}" for i in range(BATCH_SIZE)]))
+    await asyncio.sleep(0)  # the second job's batch waits for its turn
+    query = asyncio.ensure_future(fake.embed_query("where do I live?"))
+    await asyncio.sleep(0)
+    fake.gate.set()
+    await asyncio.gather(first, second, query)
+    assert [(texts[0], is_query) for texts, is_query in fake.calls] == [
+        ("a 0", False), ("where do I live?", True), ("b 0", False)]
+    assert fake.max_active == 1
 
 
 async def test_a_cancelled_query_does_not_break_the_others() -> None:
