@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from adapters.llm.pricing import PRICES_CHECKED, cost_usd
-from memory.stores.sqlite import SQLiteStore, Statement, UsageRow
+from memory.records import UsageRow
+from memory.stores.sqlite import SQLiteStore, Statement
 from memory.types import ModelReply
 
 STATS_DAYS = 30

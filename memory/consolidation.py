@@ -43,7 +43,6 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from memory.dates import resolve_relative_dates
-from memory.episodes import EpisodeDraft
 from memory.errors import ModelError, ModelRateLimited, ModelUnavailable
 from memory.facts import (
     MAX_FACT_CHARS,
@@ -54,10 +53,21 @@ from memory.facts import (
 )
 from memory.ports import Embedder, ScopeFilter, SearchIndex, StructuredModel
 from memory.redact import redact
-from memory.stores.sqlite import FactOp, SQLiteStore, ThreadRow
+from memory.records import EpisodeDraft, FactOp, ThreadRow
+from memory.stores.sqlite import SQLiteStore
 from memory.text import has_cjk, language_of, normalise, search_tokens, sentences
 from memory.topics import match_topics
-from memory.types import ChatKind, ChatMessage, Fact, FactStatus, ItemKind, ModelReply, Role, Turn
+from memory.types import (
+    ChatKind,
+    ChatMessage,
+    Fact,
+    FactStatus,
+    ItemKind,
+    ModelReply,
+    Role,
+    Scope,
+    Turn,
+)
 
 log = logging.getLogger(__name__)
 
@@ -359,7 +369,7 @@ class LLMConsolidator:
         self.on_usage = on_usage
         self.stats: Counter[str] = Counter()
 
-    async def plan(self, *, thread: ThreadRow, scope: str, turns: Sequence[Turn],
+    async def plan(self, *, thread: ThreadRow, scope: Scope, turns: Sequence[Turn],
                    rules: EpisodeDraft | None, previous: EpisodeDraft | None,
                    carried: Sequence[str], now: datetime) -> Plan:
         """Plan a fold or close of ``turns`` (the new turns only, memory-off ones removed).
@@ -437,7 +447,7 @@ class LLMConsolidator:
             cache[user_id] = (user.timezone if user and user.timezone else self.default_timezone)
         return cache[user_id]
 
-    async def _candidates(self, turns: Sequence[Turn], scope: str) -> list[_Candidate]:
+    async def _candidates(self, turns: Sequence[Turn], scope: Scope) -> list[_Candidate]:
         """Candidates with dates resolved and the nearest active facts of each speaker (one
         embedding call for the batch, one index query per candidate)."""
         if not turns:
@@ -453,7 +463,7 @@ class LLMConsolidator:
         for cand, vector in zip(out, vectors):
             hits = await self.index.search(
                 vector=vector, text="", limit=NEAREST_FACTS * 3,
-                where=ScopeFilter(scope=scope, owner=str(cand.turn.user_id)))
+                where=ScopeFilter(scope=str(scope), owner=str(cand.turn.user_id)))
             ids = [h.item_id for h in sorted(hits, key=lambda h: -(h.cosine or 0))
                    if h.kind is ItemKind.FACT]
             facts = await self.store.get_facts(ids)
@@ -497,7 +507,7 @@ class LLMConsolidator:
         log.info("model fact rejected (%s)", reason)
 
     async def _ops(self, items: list, candidates: Sequence[_Candidate], batch_ids: set[int],
-                   *, thread: ThreadRow, scope: str) -> list[FactOp]:
+                   *, thread: ThreadRow, scope: Scope) -> list[FactOp]:
         """Validate the model's fact decisions into store operations (invalid ones dropped)."""
         by_key = {c.key: c for c in candidates}
         ops: list[FactOp] = []
@@ -558,7 +568,7 @@ class LLMConsolidator:
             self.stats[f"facts:{op.action}"] += 1
         return ops
 
-    async def _twin(self, text: str, cand: _Candidate, *, scope: str,
+    async def _twin(self, text: str, cand: _Candidate, *, scope: Scope,
                     exclude: int | None) -> Fact | None:
         """An active fact of the speaker that says the same as ``text``: same normalised words,
         or a cosine at least the embedder's ``duplicate`` (``duplicate_cross_language`` across
@@ -567,7 +577,7 @@ class LLMConsolidator:
         vector = (await self.embedder.embed_documents([first_person(text)]))[0]  # as indexed
         hits = await self.index.search(
             vector=vector, text="", limit=8,
-            where=ScopeFilter(scope=scope, owner=str(cand.turn.user_id)))
+            where=ScopeFilter(scope=str(scope), owner=str(cand.turn.user_id)))
         facts = await self.store.get_facts([h.item_id for h in hits if h.kind is ItemKind.FACT])
         cal = self.embedder.calibration
         for hit in sorted(hits, key=lambda h: -(h.cosine or 0)):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from dataclasses import dataclass
 
 from memory.ports import TokenCounter
+from memory.records import EpisodeDraft
 from memory.text import is_question, normalise, search_tokens, sentences, stem_english
 from memory.types import KeyDatum, Role, Turn
 
@@ -54,34 +54,6 @@ KEY_DATA_RE = re.compile(
     """,
     re.IGNORECASE | re.VERBOSE,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class EpisodeDraft:
-    """An episode computed from a session's turns (and, when folding, the previous draft),
-    before it is stored.
-
-    Attributes:
-        summary: extractive summary, at most the requested tokens.
-        key_data: lines kept verbatim (numbers, dates, amounts, versions, addresses), every one
-            of earlier folds included.
-        turn_ids: the turns covered, oldest first.
-        goal: what the user set out to do (first goal-like sentence), or None.
-        decisions: sentences that settle something ("let's use LanceDB").
-        open_tasks: things still to do ("we still need to book the hotel"), minus those a later
-            turn reports done.
-        state: an objective note of how the user said they were ("said they were stressed").
-        participants: speakers of the user turns (several in a group).
-    """
-
-    summary: str
-    key_data: tuple[KeyDatum, ...]
-    turn_ids: tuple[int, ...]
-    goal: str | None = None
-    decisions: tuple[str, ...] = ()
-    open_tasks: tuple[str, ...] = ()
-    state: str | None = None
-    participants: tuple[str, ...] = ()
 
 
 _GOAL = re.compile(r"\b(?:I want to|I'd like to|I would like to|I'm trying to|I am trying to|help me|"

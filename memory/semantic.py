@@ -41,10 +41,11 @@ from memory.facts import (
     stable_statement,
 )
 from memory.ports import Embedder, ScopeFilter, SearchIndex
-from memory.stores.sqlite import SQLiteStore, ThreadRow
+from memory.records import ThreadRow
+from memory.stores.sqlite import SQLiteStore
 from memory.text import has_cjk, language_of, normalise
 from memory.topics import TopicMatch, match_topics, not_allergic_to
-from memory.types import Fact, FactStatus, ItemKind, Turn
+from memory.types import Fact, FactStatus, ItemKind, Scope, Turn
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ class SemanticWriter:
         self.index = index
 
     async def on_user_turn(
-        self, *, user_id: int, scope: str, thread: ThreadRow, turn: Turn, tz: str, now: datetime,
+        self, *, user_id: int, scope: Scope, thread: ThreadRow, turn: Turn, tz: str, now: datetime,
     ) -> list[FactOutcome]:
         """Apply the write policy to ``turn`` (already redacted). See the module docstring."""
         lang = language_of(turn.text)
@@ -129,7 +130,7 @@ def _names_the_same(target: str, value: str) -> bool:
 class _Write:
     """One turn's write context (keeps the per-decision helpers small)."""
 
-    def __init__(self, owner: SemanticWriter, *, user_id: int, scope: str, thread: ThreadRow,
+    def __init__(self, owner: SemanticWriter, *, user_id: int, scope: Scope, thread: ThreadRow,
                  turn: Turn, now: datetime, lang: str) -> None:
         self.store = owner.store
         self.embedder = owner.embedder
@@ -242,7 +243,7 @@ class _Write:
         if vector is None:  # as the index's fact vectors are made (service._fact_items)
             vector = (await self.embedder.embed_documents([first_person(text)]))[0]
         hits = await self.index.search(
-            vector=vector, text="", where=ScopeFilter(scope=self.scope, owner=str(self.user_id)),
+            vector=vector, text="", where=ScopeFilter(scope=str(self.scope), owner=str(self.user_id)),
             limit=8)
         ids = [h.item_id for h in hits if h.kind is ItemKind.FACT]
         facts = await self.store.get_facts(ids)

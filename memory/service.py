@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 
 from memory.consolidation import LLMConsolidator
 from memory.dates import time_keys
-from memory.episodes import EpisodeDraft, summarise_session
+from memory.episodes import summarise_session
 from memory.errors import ModelError, StoreError
 from memory.excerpt import TurnLine, excerpt, terms
 from memory.facts import first_person
@@ -43,15 +43,8 @@ from memory.ports import Clock, Embedder, ScopeFilter, SearchIndex, StructuredMo
 from memory.recall import MemoryBlocks, asks_about_the_past, merge_parts, pack, rank_hits
 from memory.semantic import FactOutcome, SemanticWriter
 from memory.stores.exports import ExportFiles
-from memory.stores.sqlite import (
-    ForgetResult,
-    PurgeRow,
-    RoundDraft,
-    SQLiteStore,
-    Statement,
-    ThreadRow,
-    UserRow,
-)
+from memory.records import EpisodeDraft, ForgetResult, PurgeRow, RoundDraft, ThreadRow, UserRow
+from memory.stores.sqlite import SQLiteStore, Statement
 from memory.text import has_cjk, language_of, normalise, search_text, search_tokens
 from memory.topics import match_topics, topic_terms
 from memory.types import (
@@ -66,6 +59,7 @@ from memory.types import (
     RecalledItem,
     Role,
     Round,
+    Scope,
     Turn,
 )
 from memory.working import select_window
@@ -192,11 +186,10 @@ class Context:
     thread: ThreadRow
 
     @property
-    def scope(self) -> str:
-        """``user:<id>`` in private chats, ``thread:<id>`` in groups."""
-        if self.thread.chat_kind is ChatKind.PRIVATE:
-            return f"user:{self.user.id}"
-        return f"thread:{self.thread.id}"
+    def scope(self) -> Scope:
+        """The user's private scope in private chats, the thread's in groups."""
+        return Scope.of_chat(self.thread.chat_kind, user_id=self.user.id,
+                             thread_id=self.thread.id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,10 +388,9 @@ class MemoryService:
         return outcomes
 
     @staticmethod
-    def _fact_scope(fact: Fact) -> str:
-        if fact.origin_kind is ChatKind.PRIVATE:
-            return f"user:{fact.user_id}"
-        return f"thread:{fact.origin_thread_id}"
+    def _fact_scope(fact: Fact) -> Scope:
+        return Scope.of_chat(fact.origin_kind, user_id=fact.user_id,
+                             thread_id=fact.origin_thread_id)
 
     async def facts_for(self, user_id: int, *, history: bool = False) -> list[Fact]:
         """A user's active facts (oldest first); with ``history`` also superseded and archived."""
@@ -409,7 +401,7 @@ class MemoryService:
 
     async def episodes_for(self, user_id: int) -> list[Episode]:
         """The episodes of a user's private conversations, newest first."""
-        return await self.store.episodes_in_scope(f"user:{user_id}")
+        return await self.store.episodes_in_scope(Scope.private(user_id))
 
     # ----------------------------------------------------------------- sessions and episodes
 
@@ -578,13 +570,14 @@ class MemoryService:
                  episode.id if episode else None, len(stored_rounds), len(dropped))
         return True
 
-    async def _session_scope(self, thread: ThreadRow, session_id: int) -> str:
-        """``user:<owner>`` for a private thread (its user), ``thread:<id>`` for a group."""
+    async def _session_scope(self, thread: ThreadRow, session_id: int) -> Scope | None:
+        """The private scope of a private thread's user, the thread's scope for a group; None
+        for a private thread without a user turn (nothing to keep)."""
         if thread.chat_kind is not ChatKind.PRIVATE:
-            return f"thread:{thread.id}"
+            return Scope.group(thread.id)
         owner = next((t.user_id for t in await self.store.session_turns(session_id)
                       if t.role is Role.USER and t.user_id), None)
-        return f"user:{owner}" if owner is not None else ""
+        return Scope.private(owner) if owner is not None else None
 
     @staticmethod
     def _rounds(turns: Sequence[Turn]) -> list[RoundDraft]:
@@ -619,7 +612,7 @@ class MemoryService:
         extra = extra or [""] * len(specs)
         return [
             _Row(IndexItem(key=f"{kind.value}:{item_id}", kind=kind, item_id=item_id, owner=owner,
-                           scope=scope, status=status, text=text,
+                           scope=str(scope), status=status, text=text,
                            search_text=search_text(f"{text} {more}" if more else text),
                            vector=(), created_at=created),
                  (embed(text) if embed else text,))
@@ -829,7 +822,7 @@ class MemoryService:
             vector = await self.embedder.embed_query(part)
             part_hits = await self.index.search(
                 vector=vector, text=search_text(part),
-                where=ScopeFilter(scope=ctx.scope, owner=str(ctx.user.id),
+                where=ScopeFilter(scope=str(ctx.scope), owner=str(ctx.user.id),
                                   include_history=asks_about_the_past(part)), limit=limit,
             )
             hits += part_hits

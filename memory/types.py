@@ -46,6 +46,70 @@ class ThreadKey:
 
 
 @dataclass(frozen=True, slots=True)
+class Scope:
+    """Where memory may surface: private to one user, or one group thread.
+
+    Every stored episode, round and fact belongs to one scope, and recall reads one scope only:
+    what a user said in private chats is recalled in their private chats (``Scope.private``),
+    what was said in a group thread only in that thread (``Scope.group``). The text form
+    (``str(scope)``: ``user:<user id>`` or ``thread:<thread id>``) is what stores and the search
+    index keep.
+
+    Attributes:
+        kind: ``user`` (private to one user) or ``thread`` (one group thread).
+        id: the user's or the thread's row id.
+    """
+
+    kind: str
+    id: int
+
+    USER = "user"
+    THREAD = "thread"
+
+    def __post_init__(self) -> None:
+        if self.kind not in (Scope.USER, Scope.THREAD):
+            raise ValueError(f"a scope is 'user' or 'thread', not {self.kind!r}")
+
+    @classmethod
+    def private(cls, user_id: int) -> "Scope":
+        """The private memory of one user."""
+        return cls(Scope.USER, int(user_id))
+
+    @classmethod
+    def group(cls, thread_id: int) -> "Scope":
+        """The memory of one group thread."""
+        return cls(Scope.THREAD, int(thread_id))
+
+    @classmethod
+    def of_chat(cls, chat_kind: ChatKind, *, user_id: int, thread_id: int) -> "Scope":
+        """The scope a user's words in a thread belong to: their own in a private chat, the
+        thread's in a group."""
+        if chat_kind is ChatKind.PRIVATE:
+            return cls.private(user_id)
+        return cls.group(thread_id)
+
+    @classmethod
+    def parse(cls, text: str) -> "Scope":
+        """The scope of its text form (``user:3``, ``thread:12``).
+
+        Raises:
+            ValueError: ``text`` is not a scope's text form.
+        """
+        kind, _, ident = str(text).partition(":")
+        if kind not in (Scope.USER, Scope.THREAD) or not ident.isdigit():
+            raise ValueError(f"not a scope: {text!r}")
+        return cls(kind, int(ident))
+
+    @property
+    def is_private(self) -> bool:
+        """True for a user's private memory."""
+        return self.kind == Scope.USER
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.id}"
+
+
+@dataclass(frozen=True, slots=True)
 class IncomingMessage:
     """A message normalised by an adapter, ready for the conversation engine.
 
@@ -154,7 +218,7 @@ class Episode:
     started_at: datetime
     ended_at: datetime
     created_at: datetime
-    scope: str
+    scope: Scope
     goal: str | None = None
     decisions: tuple[str, ...] = ()
     open_tasks: tuple[str, ...] = ()
@@ -178,7 +242,7 @@ class Round:
     turn_ids: tuple[int, ...]
     text: str
     created_at: datetime
-    scope: str
+    scope: Scope
 
 
 class ItemKind(str, enum.Enum):
@@ -198,7 +262,8 @@ class IndexItem:
         kind: fact, episode or round.
         item_id: the SQLite id of the fact/episode/round.
         owner: user id as text ("" for items owned by a thread).
-        scope: ``user:<id>`` for private memory, ``thread:<id>`` for a group thread's memory.
+        scope: the text form of the item's :class:`Scope` (``user:<id>`` for private memory,
+            ``thread:<id>`` for a group thread's memory).
         status: fact status, or "active".
         text: display text.
         search_text: lexical text (segmented, expanded keys) for full-text search.

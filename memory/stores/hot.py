@@ -26,12 +26,8 @@ from collections import OrderedDict
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING
-
+from memory.records import SessionRow
 from memory.types import Turn
-
-if TYPE_CHECKING:
-    from memory.stores.sqlite import SessionRow
 
 #: Threads kept (least recently used leave first). 256 threads of 60 short turns stay under
 #: ~10 MB; the reply path of one thread needs one entry.

@@ -22,8 +22,20 @@ from pathlib import Path
 
 import aiosqlite
 
-from memory.episodes import EpisodeDraft
 from memory.errors import StoreError
+from memory.records import (
+    EditCascade,
+    EpisodeDraft,
+    FactOp,
+    ForgetResult,
+    PurgeRow,
+    RoundDraft,
+    SessionRow,
+    ThreadRow,
+    UsageRow,
+    UserRow,
+    WorkRow,
+)
 from memory.stores.hot import HotTurns
 from memory.stores.migrations import MIGRATIONS
 from memory.types import (
@@ -35,6 +47,7 @@ from memory.types import (
     KeyDatum,
     Role,
     Round,
+    Scope,
     ThreadKey,
     Turn,
 )
@@ -162,96 +175,6 @@ def _fetch_one(conn: aiosqlite.Connection, sql: str, args: Sequence):
 
 def _ids(value: str) -> tuple[int, ...]:
     return tuple(int(v) for v in json.loads(value))
-
-
-@dataclass(frozen=True, slots=True)
-class ThreadRow:
-    """A thread as stored: its row id, key, privacy class and title."""
-
-    id: int
-    key: ThreadKey
-    chat_kind: ChatKind
-    title: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRow:
-    """A session as stored; ``closed_at`` is None while it is open."""
-
-    id: int
-    thread_id: int
-    started_at: datetime
-    last_turn_at: datetime
-    closed_at: datetime | None
-    folded_through: int = 0  # id of the last turn folded into the running episode
-
-
-@dataclass(frozen=True, slots=True)
-class UserRow:
-    """A user as stored."""
-
-    id: int
-    display_name: str
-    memory_enabled: bool
-    timezone: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class WorkRow:
-    """A pending consolidation job for one session: ``close`` (once) or ``fold`` (``seq`` 1, 2,
-    ...)."""
-
-    id: int
-    kind: str
-    session_id: int
-    attempts: int
-    seq: int = 0
-    retry_after: datetime | None = None  # a failed job is not tried again before this (UTC)
-
-
-@dataclass(frozen=True, slots=True)
-class RoundDraft:
-    """A round before it is stored: its turns and its indexed text."""
-
-    turn_ids: tuple[int, ...]
-    text: str
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class ForgetResult:
-    """What a deletion removed: counts per kind and the index keys to delete."""
-
-    facts: int
-    episodes: int
-    rounds: int
-    turns: int
-    index_keys: tuple[str, ...]
-    resummarise: tuple[int, ...] = ()  # closed sessions whose episode was deleted
-    purge_id: int | None = None  # the durable purge record (:meth:`SQLiteStore.pending_purges`)
-    fact_texts: tuple[str, ...] = ()  # the deleted facts (``delete_fact``), the named one first
-
-
-@dataclass(frozen=True, slots=True)
-class EditCascade:
-    """What :meth:`SQLiteStore.drop_derived_from_edit` deleted and what is left to rebuild."""
-
-    rebuilt: tuple[int, ...]  # rounds rewritten from the turns they still hold
-    index_keys: tuple[str, ...]  # deleted items and rewritten rounds
-    resummarise: tuple[int, ...]  # closed sessions whose episode was deleted
-    purge_id: int
-    replies: int  # replies deleted (they quoted the old text)
-
-
-@dataclass(frozen=True, slots=True)
-class PurgeRow:
-    """A deletion whose purge from disk is not finished yet (written in the deletion's own
-    transaction, removed by :meth:`SQLiteStore.purge_done`)."""
-
-    id: int
-    user_id: int
-    index_keys: tuple[str, ...]
-    resummarise: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -693,7 +616,7 @@ class SQLiteStore:
         *,
         work_id: int,
         session_id: int,
-        scope: str,
+        scope: Scope | None,
         episode: EpisodeDraft | None,
         rounds: Sequence[RoundDraft],
         started_at: datetime,
@@ -733,7 +656,7 @@ class SQLiteStore:
                     "decisions = excluded.decisions, open_tasks = excluded.open_tasks, "
                     "state = excluded.state, participants = excluded.participants, "
                     "status = excluded.status, folds = episodes.folds + excluded.folds",
-                    (thread_id, session_id, scope, episode.summary,
+                    (thread_id, session_id, str(scope), episode.summary,
                      json.dumps([[k.text, k.turn_id] for k in episode.key_data], ensure_ascii=False),
                      json.dumps(list(episode.turn_ids)), _ts(started_at), _ts(ended_at), _ts(now),
                      episode.goal, json.dumps(list(episode.decisions), ensure_ascii=False),
@@ -751,7 +674,7 @@ class SQLiteStore:
                 cur = await tx.execute(
                     "INSERT INTO rounds (thread_id, session_id, scope, turn_ids, text, created_at)"
                     " VALUES (?,?,?,?,?,?)",
-                    (thread_id, session_id, scope, json.dumps(list(draft.turn_ids)), draft.text,
+                    (thread_id, session_id, str(scope), json.dumps(list(draft.turn_ids)), draft.text,
                      _ts(draft.created_at)),
                 )
                 stored_rounds.append(Round(
@@ -788,7 +711,8 @@ class SQLiteStore:
             summary=row["summary"],
             key_data=tuple(KeyDatum(t, i) for t, i in json.loads(row["key_data"])),
             turn_ids=_ids(row["turn_ids"]), started_at=_dt(row["started_at"]),
-            ended_at=_dt(row["ended_at"]), created_at=_dt(row["created_at"]), scope=row["scope"],
+            ended_at=_dt(row["ended_at"]), created_at=_dt(row["created_at"]),
+            scope=Scope.parse(row["scope"]),
             goal=row["goal"], decisions=tuple(json.loads(row["decisions"])),
             open_tasks=tuple(json.loads(row["open_tasks"])), state=row["state"],
             participants=tuple(json.loads(row["participants"])), status=row["status"],
@@ -800,7 +724,7 @@ class SQLiteStore:
         return Round(
             id=row["id"], thread_id=row["thread_id"], session_id=row["session_id"],
             turn_ids=_ids(row["turn_ids"]), text=row["text"], created_at=_dt(row["created_at"]),
-            scope=row["scope"],
+            scope=Scope.parse(row["scope"]),
         )
 
     async def last_episode(self, thread_id: int) -> Episode | None:
@@ -834,10 +758,10 @@ class SQLiteStore:
             out.extend(build(r) for r in rows)
         return out
 
-    async def episodes_in_scope(self, scope: str) -> list[Episode]:
+    async def episodes_in_scope(self, scope: Scope) -> list[Episode]:
         """Return the episodes of a scope, newest first."""
         rows = await self._all(
-            "SELECT * FROM episodes WHERE scope = ? ORDER BY ended_at DESC, id DESC", (scope,)
+            "SELECT * FROM episodes WHERE scope = ? ORDER BY ended_at DESC, id DESC", (str(scope),)
         )
         return [self._episode(r) for r in rows]
 
@@ -866,7 +790,7 @@ class SQLiteStore:
         origin: ThreadRow,
         source_turn_ids: Sequence[int],
         lang: str,
-        scope: str,
+        scope: Scope,
         now: datetime,
         valid_from: datetime | None = None,
         value: str | None = None,
@@ -898,23 +822,23 @@ class SQLiteStore:
                 " AND status = 'active'", (_ts(at), fact_id, user_id))
         return cur.rowcount > 0
 
-    async def active_facts(self, user_id: int, scope: str, *, topic: str | None = None
+    async def active_facts(self, user_id: int, scope: Scope, *, topic: str | None = None
                            ) -> list[Fact]:
         """A user's active facts in one scope (optionally of one topic key), oldest first."""
         sql = "SELECT * FROM facts WHERE user_id = ? AND scope = ? AND status = 'active'"
-        args: list = [user_id, scope]
+        args: list = [user_id, str(scope)]
         if topic is not None:
             sql += " AND topic = ?"
             args.append(topic)
         return [self._fact(r) for r in await self._all(sql + " ORDER BY id", args)]
 
-    async def facts_in_scope(self, user_id: int, scope: str) -> list[Fact]:
+    async def facts_in_scope(self, user_id: int, scope: Scope) -> list[Fact]:
         """A user's facts in one scope, every status, oldest first."""
         return [self._fact(r) for r in await self._all(
-            "SELECT * FROM facts WHERE user_id = ? AND scope = ? ORDER BY id", (user_id, scope))]
+            "SELECT * FROM facts WHERE user_id = ? AND scope = ? ORDER BY id", (user_id, str(scope)))]
 
     async def add_candidate(
-        self, *, user_id: int, scope: str, topic: str | None, value: str | None, text: str,
+        self, *, user_id: int, scope: Scope, topic: str | None, value: str | None, text: str,
         norm: str, lang: str, vector: bytes | None, session_id: int, turn_id: int, now: datetime,
     ) -> int:
         """Record a statement that becomes a fact if it is repeated in another session."""
@@ -922,15 +846,15 @@ class SQLiteStore:
             cur = await tx.execute(
                 "INSERT INTO fact_candidates (user_id, scope, topic, value, text, norm, lang, vector,"
                 " session_id, turn_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (user_id, scope, topic, value, text, norm, lang, vector, session_id, turn_id,
+                (user_id, str(scope), topic, value, text, norm, lang, vector, session_id, turn_id,
                  _ts(now)))
         return cur.lastrowid
 
-    async def open_candidates(self, user_id: int, scope: str, *, limit: int = 500) -> list[dict]:
+    async def open_candidates(self, user_id: int, scope: Scope, *, limit: int = 500) -> list[dict]:
         """The user's unconsumed candidates in a scope, newest first (at most ``limit``)."""
         rows = await self._all(
             "SELECT * FROM fact_candidates WHERE user_id = ? AND scope = ? AND consumed_at IS NULL"
-            " ORDER BY id DESC LIMIT ?", (user_id, scope, limit))
+            " ORDER BY id DESC LIMIT ?", (user_id, str(scope), limit))
         return [dict(r) for r in rows]
 
     async def consume_candidates(self, ids: Sequence[int], now: datetime) -> None:
@@ -1095,7 +1019,7 @@ class SQLiteStore:
     async def _forget_targets(self, user_id: int) -> _ForgetTargets:
         """What :meth:`forget_all` deletes for ``user_id`` (ids only; read in the caller's
         transaction when there is one)."""
-        scope = f"user:{user_id}"
+        scope = str(Scope.private(user_id))
         fact_ids = [r["id"] for r in await self._all(
             "SELECT id FROM facts WHERE user_id = ?", (user_id,))]
         private_threads = [r["id"] for r in await self._all(
@@ -1276,10 +1200,10 @@ class SQLiteStore:
         )
         return json.loads(row["payload"]) if row else None
 
-    async def all_facts(self) -> list[tuple[Fact, str]]:
+    async def all_facts(self) -> list[tuple[Fact, Scope]]:
         """Every fact with its scope (for reindexing)."""
         rows = await self._all("SELECT * FROM facts ORDER BY id")
-        return [(self._fact(r), r["scope"]) for r in rows]
+        return [(self._fact(r), Scope.parse(r["scope"])) for r in rows]
 
     async def all_episodes(self) -> list[Episode]:
         """Every episode (for reindexing)."""
@@ -1340,7 +1264,7 @@ class SQLiteStore:
         return [self._fact(r) for r in rows]
 
     async def archive_facts(self, fact_ids: Sequence[int], *, cutoff: datetime,
-                            now: datetime) -> list[tuple[Fact, str]]:
+                            now: datetime) -> list[tuple[Fact, Scope]]:
         """Set status ``archived`` on these facts if they are still active and still unused
         since ``cutoff`` (a recall meanwhile keeps a fact active); ``valid_to`` stays unset
         (an unused fact is not untrue). One audit row per user.
@@ -1350,7 +1274,7 @@ class SQLiteStore:
         """
         if not fact_ids:
             return []
-        archived: list[tuple[Fact, str]] = []
+        archived: list[tuple[Fact, Scope]] = []
         async with self._tx() as tx:
             for start in range(0, len(fact_ids), 500):
                 chunk = list(fact_ids[start:start + 500])
@@ -1366,7 +1290,7 @@ class SQLiteStore:
                 await tx.execute(f"UPDATE facts SET status = 'archived' WHERE id IN ({idmarks})",
                                  ids)
                 rows = await self._all(f"SELECT * FROM facts WHERE id IN ({idmarks})", ids)
-                archived += [(self._fact(r), r["scope"]) for r in rows]
+                archived += [(self._fact(r), Scope.parse(r["scope"])) for r in rows]
             per_user: dict[int, int] = {}
             for fact, _ in archived:
                 per_user[fact.user_id] = per_user.get(fact.user_id, 0) + 1
@@ -1737,7 +1661,7 @@ class SQLiteStore:
         ``sessions`` (those the turns and episodes belong to), ``episodes`` and ``rounds`` of
         their private scope. Group episodes and rounds belong to the group and are not included.
         """
-        scope = f"user:{user_id}"
+        scope = str(Scope.private(user_id))
         out: dict[str, list[dict]] = {}
 
         async def rows(sql: str, args: Sequence = ()) -> list[dict]:
@@ -1824,11 +1748,14 @@ class SQLiteStore:
                                          "to another user here")
 
             def scope(value: str) -> str:
-                kind, _, ident = value.partition(":")
-                if kind == "user" and ident == str(old_user["id"]):
-                    return f"user:{uid}"
-                if kind == "thread" and ident.isdigit() and int(ident) in threads:
-                    return f"thread:{threads[int(ident)]}"
+                try:
+                    old = Scope.parse(value)
+                except ValueError:
+                    return value
+                if old.is_private and old.id == old_user["id"]:
+                    return str(Scope.private(uid))
+                if not old.is_private and old.id in threads:
+                    return str(Scope.group(threads[old.id]))
                 return value
 
             sessions: dict[int, int] = {}
@@ -1908,7 +1835,7 @@ class SQLiteStore:
             out |= {r["id"] for r in rows}
         return sorted(out)
 
-    async def write_episode(self, session_id: int, scope: str, draft: EpisodeDraft, *,
+    async def write_episode(self, session_id: int, scope: Scope, draft: EpisodeDraft, *,
                             started_at: datetime, ended_at: datetime, now: datetime) -> Episode:
         """Store a closed session's episode again (re-summarised after ``/forget N`` deleted
         turns it cited); the session must have none."""
@@ -1918,7 +1845,7 @@ class SQLiteStore:
                 "INSERT INTO episodes (thread_id, session_id, scope, summary, key_data, turn_ids,"
                 " started_at, ended_at, created_at, goal, decisions, open_tasks, state,"
                 " participants, status, folds) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,'closed',0)",
-                (sess["thread_id"], session_id, scope, draft.summary,
+                (sess["thread_id"], session_id, str(scope), draft.summary,
                  json.dumps([[k.text, k.turn_id] for k in draft.key_data], ensure_ascii=False),
                  json.dumps(list(draft.turn_ids)), _ts(started_at), _ts(ended_at), _ts(now),
                  draft.goal, json.dumps(list(draft.decisions), ensure_ascii=False),
@@ -1951,17 +1878,17 @@ class SQLiteStore:
                 out[kind] = [row[0] for row in await cur.fetchall()]
         return out
 
-    async def facts_with_scope(self, ids: Iterable[int]) -> list[tuple[Fact, str]]:
+    async def facts_with_scope(self, ids: Iterable[int]) -> list[tuple[Fact, Scope]]:
         """Facts by id with their ``scope`` column, in id order (missing ids are left out):
         the rows ``all_facts`` would give for these ids."""
         ids = list(ids)
-        out: list[tuple[Fact, str]] = []
+        out: list[tuple[Fact, Scope]] = []
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
             marks = ",".join("?" * len(chunk))
             rows = await self._all(f"SELECT * FROM facts WHERE id IN ({marks}) ORDER BY id",
                                    chunk)
-            out.extend((self._fact(r), r["scope"]) for r in rows)
+            out.extend((self._fact(r), Scope.parse(r["scope"])) for r in rows)
         return out
 
     # ----------------------------------------------------------------- LLM consolidation
@@ -1969,7 +1896,7 @@ class SQLiteStore:
     async def _insert_fact(
         self, tx: aiosqlite.Connection, *, user_id: int, kind: str, text: str,
         topic: str | None, origin: ThreadRow, source_turn_ids: Sequence[int], lang: str,
-        scope: str, now: datetime, valid_from: datetime | None = None, value: str | None = None,
+        scope: Scope, now: datetime, valid_from: datetime | None = None, value: str | None = None,
         mode: str = "explicit", supersedes: Sequence[int] = (),
     ) -> int:
         """The one fact insert of every write path (``add_fact``, ``apply_fact_ops``) inside
@@ -1989,7 +1916,7 @@ class SQLiteStore:
             " lang, scope, value, mode) VALUES (?,?,?,?,'active',?,?,?,?,?,?,?,?,?,?,?)",
             (user_id, kind, text, topic, _ts(now), _ts(since), _ts(now), origin.id,
              origin.chat_kind.value, origin.title, json.dumps(list(source_turn_ids)), lang,
-             scope, value, mode),
+             str(scope), value, mode),
         )
         for old_id in supersedes:
             await tx.execute(
@@ -2014,7 +1941,7 @@ class SQLiteStore:
         )
         return True
 
-    async def apply_fact_ops(self, tx: aiosqlite.Connection, ops: Sequence["FactOp"],
+    async def apply_fact_ops(self, tx: aiosqlite.Connection, ops: Sequence[FactOp],
                              now: datetime) -> list[int]:
         """Apply a language model's validated fact decisions inside the transaction of
         :meth:`complete_work` (all or nothing with the episode and the work's ``done_at``).
@@ -2109,45 +2036,3 @@ class SQLiteStore:
         return session, turns
 
 
-@dataclass(frozen=True, slots=True)
-class FactOp:
-    """One validated fact decision of the consolidation model, applied by
-    :meth:`SQLiteStore.apply_fact_ops`.
-
-    Attributes:
-        action: ``add``, ``confirm`` or ``supersede``.
-        user_id: the fact's owner (the speaker of the source turn).
-        scope: ``user:<id>`` or ``thread:<id>``, as for the rules' facts.
-        origin: the thread it was said in.
-        source_turn_id: the candidate turn.
-        kind, text, lang, topic: the new fact (``add`` / ``supersede``); text at most
-            ``memory.facts.MAX_FACT_CHARS`` characters.
-        valid_from: when it became true (the turn's time).
-        target_id: the fact confirmed or superseded.
-    """
-
-    action: str
-    user_id: int
-    scope: str
-    origin: ThreadRow
-    source_turn_id: int
-    kind: str = "note"
-    text: str = ""
-    lang: str = "en"
-    topic: str | None = None
-    valid_from: datetime | None = None
-    target_id: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class UsageRow:
-    """One user's model usage on one UTC day with one model; ``cost_usd`` None = no price."""
-
-    day: str
-    model: str
-    calls: int
-    input_tokens: int
-    output_tokens: int
-    cache_creation_input_tokens: int
-    cache_read_input_tokens: int
-    cost_usd: float | None

@@ -10,7 +10,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from memory.stores.hot import HotTurns
-from memory.stores.sqlite import SessionRow, SQLiteStore
+from memory.records import SessionRow
+from memory.stores.sqlite import SQLiteStore
 from memory.types import Role, Turn
 from tests.conftest import make_harness
 

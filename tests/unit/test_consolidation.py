@@ -7,7 +7,7 @@ import pytest
 
 from adapters.llm._structured import parse_json_object
 from memory.consolidation import check_fact, episode_from, is_candidate_text, pick_candidates
-from memory.episodes import EpisodeDraft
+from memory.records import EpisodeDraft
 from memory.types import KeyDatum, Role, Turn
 from tests.conftest import T0
 

@@ -134,7 +134,7 @@ async def test_group_episodes_name_participants_and_stay_in_their_thread(harness
     await harness.say("/new", user="ana", chat="g", kind=ChatKind.GROUP)
     episode = await harness.store.session_episode(1)
     assert set(episode.participants) == {"Ana", "Ben"}
-    assert episode.scope.startswith("thread:")
+    assert episode.scope.kind == "thread"
     # not recalled in Ana's private chat
     await harness.say("when do we meet at the station?", user="ana")
     ana = await harness.store.find_user("console", "ana")

@@ -130,7 +130,7 @@ async def test_a_topic_fact_is_found_by_a_question_in_other_words(tmp_path, cloc
         ctx = await h.memory.context(h.message(question))
         hits = await h.index.search(
             vector=await h.memory.embedder.embed_query(question), text=search_text(question),
-            where=ScopeFilter(scope=ctx.scope, owner=str(ctx.user.id)), limit=20)
+            where=ScopeFilter(scope=str(ctx.scope), owner=str(ctx.user.id)), limit=20)
         facts = [hit for hit in hits if hit.kind.value == "fact"]
         assert facts and (facts[0].bm25 or 0) > 0, facts
     finally:
