@@ -10,26 +10,10 @@ import re
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
+from bot.command_table import help_text
 from memory.service import Context
 from memory.text import normalise
 from memory.types import ChatKind, Fact, FactStatus, IncomingMessage
-
-HELP = """I'm a personal assistant that remembers you across conversations.
-What I remember: the recent turns of this chat; a short summary of each earlier conversation
-(when you say /new, "bye", or go quiet); and short facts you ask me to keep ("remember that ...",
-"from now on ...", "记住 ...", "以后都 ..."). Passwords, keys and card numbers are never kept.
-Commands:
-/new - close this conversation now (its summary is saved)
-/why - what I recalled for my last reply, with scores and tokens
-/memories [all|episodes] - what I know about you
-/forget N | <words> | all - delete a fact, or everything (asks to confirm)
-/memory_off, /memory_on - stop or resume remembering you ("chat": the whole group, admins)
-/export - everything I keep about you, as one JSON document
-/stats - your model usage and its cost
-/timezone [NAME] - your time zone (IANA name, e.g. Europe/Vienna), for dates such as "tomorrow"
-/help - this text
-In a group, /forget, /memories, /export, /stats and /why answer you in private."""
-
 
 def _origin(fact: Fact) -> str:
     if fact.origin_kind is ChatKind.PRIVATE:
@@ -41,8 +25,8 @@ def _day(value) -> str:
     return value.strftime("%Y-%m-%d") if value else "now"
 
 
-async def cmd_help(engine, ctx: Context, arg: str) -> list[str]:
-    return [HELP]
+async def cmd_help(engine, ctx: Context, arg: str, lang: str = "en") -> list[str]:
+    return [help_text(lang, engine.commands)]
 
 
 _NEW_REPLIES = {
@@ -331,9 +315,6 @@ COMMANDS: dict[str, Callable] = {
 }
 
 
-# Commands without an argument. /start is not among them: Telegram deep links append a payload
-# ("/start <payload>") that the user did not type.
-NO_ARGUMENT = frozenset({"help", "new", "why", "export", "stats"})
 
 
 async def run_command(engine, ctx: Context, msg: IncomingMessage, text: str) -> list[str]:
@@ -343,13 +324,15 @@ async def run_command(engine, ctx: Context, msg: IncomingMessage, text: str) -> 
     extra = arg.strip()
     if name in ("memory_off", "memory_on") and extra.lower() == "chat":
         return await cmd_memory_chat(engine, ctx, msg, enabled=name == "memory_on")
-    handler = COMMANDS.get(name)
-    if handler is None:
+    handler, command = COMMANDS.get(name), engine.commands.get(name)
+    if handler is None or command is None:
         return [f"Unknown command /{name}. /help lists what I understand."]
     # a bad argument changes nothing: it is refused before the handler runs
-    if extra and name in NO_ARGUMENT:
+    if extra and command.argument is None and command.strict:
         return [f"/{name} takes no argument (got \"{extra}\"); send just /{name}."]
     if extra and name in ("memory_off", "memory_on"):
         return [f"/{name} has no option \"{extra}\"; send /{name} (just you) or /{name} chat "
                 "(the whole group, its admins only)."]
+    if handler is cmd_help:
+        return await handler(engine, ctx, arg, engine.language_of_reply(msg, text))
     return await handler(engine, ctx, arg)

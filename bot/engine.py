@@ -16,7 +16,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
+from bot.command_table import COMMAND_TABLE
 from bot.usage import usage_statement
+from i18n import DEFAULT_LANGUAGE, language_of_code
 from memory.assembly import assemble
 from memory.episodes import is_end_phrase
 from memory.errors import ModelError, ModelMisconfigured, StoreError
@@ -25,7 +27,7 @@ from memory.ports import ChatModel
 from memory.redact import describe_redaction, redact
 from memory.service import Context, MemoryService
 from memory.stores.sqlite import SQLiteStore
-from memory.text import language_of, valid_text, without_direction_marks
+from memory.text import has_cjk, language_of, valid_text, without_direction_marks
 from memory.types import IncomingMessage, MemoryAnswerRequest, Role, ThreadKey, Turn
 
 log = logging.getLogger(__name__)
@@ -133,6 +135,9 @@ class ConversationEngine:
         self.on_forget_all: list[Callable[[int], Awaitable[None]]] = []
         self.on_forget_messages: list[Callable[[int, list[str]], Awaitable[None]]] = []
         self._misconfigured_logged = False
+        #: the chat commands (``bot.command_table``): the adapters build their menus and
+        #: private-answer policy from it
+        self.commands = COMMAND_TABLE
 
     async def handle(self, msg: IncomingMessage) -> list[str]:
         """Answer one message. Returns the reply texts (at least one for every input).
@@ -405,6 +410,13 @@ class ConversationEngine:
         return MemoryAnswerRequest(items=tuple(items), threshold=self.memory.config.threshold,
                                    facts=tuple(facts), turn_id=turn_id, first_reply=first)
 
+    def language_of_reply(self, msg: IncomingMessage, text: str) -> str:
+        """The language to answer ``text`` (from ``msg``) in: the language of the message when
+        it shows one (a command's argument only when it holds Chinese: names and keywords such
+        as ``all`` are no language), else the platform's hint (``msg.language``), else
+        English."""
+        return message_language(text) or language_of_code(msg.language) or DEFAULT_LANGUAGE
+
     async def forgot_everything(self, user_id: int) -> None:
         """Run the ``on_forget_all`` listeners for ``user_id`` (``/forget all``, confirmed)."""
         for listener in self.on_forget_all:
@@ -502,6 +514,17 @@ def valid_message(msg: IncomingMessage) -> IncomingMessage:
     fixed = {name: valid_text(value) for name in ("text", "display_name", "chat_title")
              if isinstance(value := getattr(msg, name), str) and valid_text(value) != value}
     return replace(msg, **fixed) if fixed else msg
+
+
+def message_language(text: str) -> str | None:
+    """The language a message is written in (``memory.text.language_of``), or None when it
+    shows none: no letters, or a command whose argument holds no Chinese."""
+    if text.startswith("/"):
+        argument = text.partition(" ")[2]
+        return "zh" if has_cjk(argument) else None
+    if not any(c.isalpha() for c in text):
+        return None
+    return language_of(text)
 
 
 def _incoming_text(msg: IncomingMessage) -> str:

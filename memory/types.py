@@ -127,6 +127,10 @@ class IncomingMessage:
         update_key: the platform delivery that carried it (Telegram: ``<bot id>:<update id>``)
             when the adapter keeps received deliveries until handled; the user turn's
             transaction marks it handled. None otherwise.
+        language: the platform's hint of the author's language, as the platform tags it
+            (Telegram ``language_code`` such as ``"zh-hans"``, Discord ``locale`` such as
+            ``"zh-CN"``, the console's locale), or None; replies use it when neither the user's
+            setting nor the message itself says which language to answer in.
     """
 
     thread: ThreadKey
@@ -139,6 +143,7 @@ class IncomingMessage:
     chat_title: str | None = None
     is_admin: bool = False
     update_key: str | None = None
+    language: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

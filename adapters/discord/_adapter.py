@@ -25,7 +25,7 @@ from adapters.discord._normalise import PLATFORM, command_message, incoming, is_
 from adapters.discord._reply import NO_MENTIONS, ReplyStream, keep_typing
 from adapters.discord._text import neutralise, pages, split_message
 from adapters.discord._views import ConfirmView, PagesView
-from adapters.private_answers import ABOUT_THIS_CHAT, answered_privately
+from adapters.commands import CommandTable
 from memory import streaming
 from memory.episodes import is_end_phrase
 from memory.types import ChatKind, IncomingMessage, ThreadKey
@@ -58,6 +58,7 @@ class Engine(Protocol):
 
     pending: dict
     memory: Any
+    commands: CommandTable
 
     async def handle(self, msg: IncomingMessage) -> list[str]: ...
 
@@ -128,6 +129,9 @@ class DiscordAdapter:
             log.warning(CONTENT_INTENT_MISSING)
         if not self.synced:
             self.synced = True
+            from adapters.discord._commands import CatalogueTranslator
+
+            await client.tree.set_translator(CatalogueTranslator())
             await self._sync(client.tree)
 
     async def _sync(self, tree: app_commands.CommandTree) -> None:
@@ -223,7 +227,7 @@ class DiscordAdapter:
         msg = incoming(message, me)
         reference = message if message.guild is not None else None
         command = _command_name(msg.text)
-        if message.guild is not None and answered_privately(command):
+        if message.guild is not None and self.engine.commands.answered_privately(command):
             await self._answer_in_dm(message, msg, command)
             return True
         if not msg.text and message.guild is not None and not client.intents.message_content:
@@ -250,7 +254,7 @@ class DiscordAdapter:
     async def _answer_in_dm(self, message: discord.Message, msg: IncomingMessage,
                             command: str) -> None:
         """A typed command whose answer names or counts the user's memory, in a server
-        (``adapters.private_answers``): a first direct message checks that the user can be
+        (``adapters.commands``): a first direct message checks that the user can be
         reached, then the command runs as if sent there (``/why`` in the server chat it
         explains) and is answered there; the channel only learns where the answer went."""
         where = f"#{getattr(message.channel, 'name', None) or 'a server channel'}"
@@ -260,8 +264,8 @@ class DiscordAdapter:
             await dm.send(DM_HEADER.format(command=command, where=where),
                           allowed_mentions=NO_MENTIONS)
             ran = True
-            replies = await self.engine.handle(msg if command in ABOUT_THIS_CHAT
-                                               else self._in_dm(msg, dm))
+            replies = await self.engine.handle(
+                msg if self.engine.commands.about_this_chat(command) else self._in_dm(msg, dm))
             await ReplyStream(dm).finish(replies)
             note = DM_SENT
         except discord.HTTPException as exc:  # 50007: the user does not take DMs from here
@@ -317,8 +321,9 @@ class DiscordAdapter:
             return
         deferred = await self._defer(interaction, ephemeral=ephemeral)
         msg = command_message(interaction, f"/{name} {arg or ''}".strip())
-        if interaction.guild is not None and answered_privately(name) \
-                and name not in ABOUT_THIS_CHAT:
+        commands = self.engine.commands
+        if interaction.guild is not None and commands.answered_privately(name) \
+                and not commands.about_this_chat(name):
             # answered ephemerally, and run as in the user's DM: a confirmation it asks for is
             # not answered by a "yes" typed in the server channel (which everyone would see)
             try:

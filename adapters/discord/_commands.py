@@ -1,4 +1,4 @@
-"""The chat commands of ``bot.commands`` as Discord slash commands.
+"""The chat command table (``engine.commands``) as Discord slash commands.
 
 Each one becomes the same text command the console takes (``/memories all``) and runs through
 the engine's handlers (``bot/commands.py``), in the thread it was used in. Answers are
@@ -6,78 +6,83 @@ ephemeral (only the user sees them) except ``/new``, which changes the conversat
 everyone in a server channel. ``/memories`` is paginated with buttons; a command that asks for
 confirmation (``/forget all``) gets Confirm/Cancel buttons; ``/export`` sends its JSON document
 as a file.
+
+Descriptions are ``locale_str`` values carrying their catalogue message id; the
+:class:`CatalogueTranslator` gives Discord every other language the catalogue has
+(``description_localizations``), so a client set to Chinese shows Chinese descriptions.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import discord
 from discord import app_commands
+from discord.app_commands import locale_str
+
+from adapters.commands import Command
+from i18n import DEFAULT_LANGUAGE, language_of_code, say
 
 if TYPE_CHECKING:
     from adapters.discord._adapter import DiscordAdapter
 
 Choice = app_commands.Choice
 
+#: How Discord presents a command's answer beyond the table's policies (``DiscordAdapter.command``
+#: keyword arguments): /new is seen by everyone in the channel, /memories is paged, /export is
+#: a file.
+PRESENTATION: dict[str, dict[str, Any]] = {
+    "new": {"ephemeral": False},
+    "memories": {"paginate": True},
+    "export": {"attach": "memory-export.json"},
+}
+
+
+def localised(msgid: str) -> locale_str:
+    """The English text of ``msgid`` marked for translation (its id in ``extras``)."""
+    return locale_str(say(DEFAULT_LANGUAGE, msgid), msgid=msgid)
+
+
+class CatalogueTranslator(app_commands.Translator):
+    """Translates the ``locale_str`` values of the command tree from the catalogue: a locale
+    of a language the product speaks (``zh-CN``, ``zh-TW``) gets that language's text, every
+    other one (and English) Discord's default."""
+
+    async def translate(self, string: locale_str, locale: discord.Locale,
+                        context: app_commands.TranslationContextTypes) -> str | None:
+        msgid = string.extras.get("msgid")
+        lang = language_of_code(locale.value)
+        if msgid is None or lang is None or lang == DEFAULT_LANGUAGE:
+            return None
+        return say(lang, msgid)
+
+
+def _callback(adapter: DiscordAdapter, command: Command):
+    """The coroutine Discord calls for ``command``: no option, one required option or one
+    optional option (named in Discord by ``app_commands.rename``)."""
+    name, how, argument = command.name, PRESENTATION.get(command.name, {}), command.argument
+    if argument is None:
+        async def run(interaction: discord.Interaction) -> None:
+            await adapter.command(interaction, name, **how)
+        return run
+    if argument.required:
+        async def run_with(interaction: discord.Interaction, value: str) -> None:
+            await adapter.command(interaction, name, value, **how)
+    else:
+        async def run_with(interaction: discord.Interaction, value: Optional[str] = None) -> None:
+            await adapter.command(interaction, name, value, **how)
+    run_with = app_commands.rename(value=argument.name)(run_with)
+    run_with = app_commands.describe(value=localised(argument.help))(run_with)
+    if argument.choices:
+        run_with = app_commands.choices(
+            value=[Choice(name=c, value=c) for c in argument.choices])(run_with)
+    return run_with
+
 
 def register(tree: app_commands.CommandTree, adapter: DiscordAdapter) -> None:
-    """Add every command to ``tree`` (synced later, in ``setup_hook``)."""
-
-    @tree.command(name="start", description="What I am, what I remember, how to control it")
-    async def start(interaction: discord.Interaction) -> None:
-        await adapter.command(interaction, "start")
-
-    @tree.command(name="help", description="What I am, what I remember, how to control it")
-    async def help_(interaction: discord.Interaction) -> None:
-        await adapter.command(interaction, "help")
-
-    @tree.command(name="new", description="Close this conversation now; its summary is saved")
-    async def new(interaction: discord.Interaction) -> None:
-        await adapter.command(interaction, "new", ephemeral=False)
-
-    @tree.command(name="why", description="What I recalled for my last reply to you here")
-    async def why(interaction: discord.Interaction) -> None:
-        await adapter.command(interaction, "why")
-
-    @tree.command(name="memories", description="What I know about you (only you see it)")
-    @app_commands.describe(show="active facts (default), all (with history), or episodes")
-    @app_commands.choices(show=[Choice(name="all", value="all"),
-                                Choice(name="episodes", value="episodes")])
-    async def memories(interaction: discord.Interaction, show: Optional[str] = None) -> None:
-        await adapter.command(interaction, "memories", show, paginate=True)
-
-    @tree.command(name="forget", description="Delete a fact (N from /memories), facts "
-                                             "matching words, or all (asks to confirm)")
-    @app_commands.describe(what="a number from /memories, some words, or all")
-    async def forget(interaction: discord.Interaction, what: str) -> None:
-        await adapter.command(interaction, "forget", what)
-
-    scope = [Choice(name="chat", value="chat")]
-
-    @tree.command(name="memory_off", description="Stop remembering you (chat: this whole "
-                                                 "server chat, admins only)")
-    @app_commands.describe(where="chat = the whole chat instead of just you")
-    @app_commands.choices(where=scope)
-    async def memory_off(interaction: discord.Interaction, where: Optional[str] = None) -> None:
-        await adapter.command(interaction, "memory_off", where)
-
-    @tree.command(name="memory_on", description="Resume remembering you (chat: this whole "
-                                                "server chat, admins only)")
-    @app_commands.describe(where="chat = the whole chat instead of just you")
-    @app_commands.choices(where=scope)
-    async def memory_on(interaction: discord.Interaction, where: Optional[str] = None) -> None:
-        await adapter.command(interaction, "memory_on", where)
-
-    @tree.command(name="export", description="Everything stored about you as one JSON document")
-    async def export(interaction: discord.Interaction) -> None:
-        await adapter.command(interaction, "export", attach="memory-export.json")
-
-    @tree.command(name="stats", description="Your model usage and its cost")
-    async def stats(interaction: discord.Interaction) -> None:
-        await adapter.command(interaction, "stats")
-
-    @tree.command(name="timezone", description="Show or set your time zone (IANA name)")
-    @app_commands.describe(name="e.g. Europe/Vienna or Asia/Shanghai")
-    async def timezone(interaction: discord.Interaction, name: Optional[str] = None) -> None:
-        await adapter.command(interaction, "timezone", name)
+    """Add every command of ``adapter.engine.commands`` to ``tree`` (synced later, in
+    ``setup_hook``, after :class:`CatalogueTranslator` is set)."""
+    for command in adapter.engine.commands:
+        tree.add_command(app_commands.Command(
+            name=command.name, description=localised(command.summary),
+            callback=_callback(adapter, command)))

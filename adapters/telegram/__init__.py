@@ -10,7 +10,7 @@ the core's message type), ``_send`` (split, HTML, retries, blocked users, typing
 from __future__ import annotations
 
 from adapters.telegram._adapter import (
-    MENU,
+    menu,
     PRIVACY_NOTE,
     Conversation,
     Marks,
@@ -21,7 +21,6 @@ from adapters.telegram._adapter import (
 from adapters.telegram._format import MESSAGE_LIMIT, split_message, to_html
 
 __all__ = [
-    "MENU",
     "MESSAGE_LIMIT",
     "PRIVACY_NOTE",
     "Conversation",
@@ -29,6 +28,7 @@ __all__ = [
     "TelegramAdapter",
     "TelegramConfig",
     "TelegramStartError",
+    "menu",
     "split_message",
     "to_html",
 ]

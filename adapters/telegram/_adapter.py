@@ -46,27 +46,14 @@ from adapters.telegram._buttons import confirm_buttons, page_view, paginate, par
 from adapters.telegram._normalise import PLATFORM, Inbound, chat_kind, classify, thread_key
 from adapters.telegram._send import Sender, Target
 from adapters.telegram._stream import ReplyStream
-from adapters.private_answers import ABOUT_THIS_CHAT, answered_privately
+from adapters.commands import CommandTable
+from i18n import DEFAULT_LANGUAGE, LANGUAGES, say
 from memory import streaming
 from memory.errors import ConfigError, MemoryCoreError
 from memory.types import ChatKind, IncomingMessage, ThreadKey
 
 log = logging.getLogger(__name__)
 
-#: The bot's command menu (``setMyCommands``): the chat commands of ``bot.commands``.
-MENU: tuple[tuple[str, str], ...] = (
-    ("start", "What I am and what I remember"),
-    ("help", "What I remember and how to control it"),
-    ("new", "Close this conversation now"),
-    ("why", "What I recalled for my last reply"),
-    ("memories", "What I know about you (all | episodes)"),
-    ("forget", "Delete a fact: N, words, or all"),
-    ("memory_off", "Stop remembering you"),
-    ("memory_on", "Resume remembering you"),
-    ("export", "Everything stored about you"),
-    ("stats", "Your model usage and its cost"),
-    ("timezone", "Your time zone, e.g. Europe/Vienna"),
-)
 ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
 SEEN_KEEP = timedelta(days=7)
 
@@ -83,6 +70,8 @@ REFUSED = "Sorry, I only talk to the people my owner has allowed."
 
 class Conversation(Protocol):
     """What the adapter needs from the core (``bot.engine.ConversationEngine``)."""
+
+    commands: CommandTable
 
     async def handle(self, msg: IncomingMessage) -> list[str]: ...
 
@@ -307,7 +296,10 @@ class TelegramAdapter:
         self._blocked = await self.marks.blocked_accounts(PLATFORM)
         await self.marks.prune_seen_updates(_now() - SEEN_KEEP)
         try:
-            await app.bot.set_my_commands([BotCommand(name, text) for name, text in MENU])
+            for lang in LANGUAGES:  # the default list (English), then one per other language
+                await app.bot.set_my_commands(
+                    menu(self.conversation.commands, lang),
+                    language_code=None if lang == DEFAULT_LANGUAGE else lang)
         except TelegramError as exc:  # the menu is a convenience; commands work without it
             log.warning("telegram setMyCommands failed: %s", exc)
         await app.start()
@@ -586,7 +578,7 @@ class TelegramAdapter:
     async def _answer_now(self, inbound: Inbound) -> None:
         assert inbound.msg is not None and self.sender is not None
         msg, command = inbound.msg, inbound.command
-        if answered_privately(command) and not inbound.private:
+        if self.conversation.commands.answered_privately(command) and not inbound.private:
             await self._answer_privately(inbound)
             return
         if command in ("memory_off", "memory_on") and not inbound.private:
@@ -627,7 +619,7 @@ class TelegramAdapter:
 
     async def _answer_privately(self, inbound: Inbound) -> None:
         """A command whose answer names or counts the user's memory, used in a group
-        (``adapters.private_answers``): answered in the user's private chat, where it also runs
+        (``adapters.commands``): answered in the user's private chat, where it also runs
         (so a confirmation is asked and answered there) unless it explains this group
         (``/why``). When the private chat cannot be reached, the group is told so, naming
         nothing, and the command does not run."""
@@ -644,7 +636,8 @@ class TelegramAdapter:
             log.info("telegram private chat with %s unreachable: %s", user_id, exc)
         else:
             ran = True
-            if command not in ABOUT_THIS_CHAT:  # runs in the private chat (Telegram: id = user)
+            if not self.conversation.commands.about_this_chat(command):
+                # runs in the private chat (Telegram: its id is the user's)
                 msg = replace(msg, thread=ThreadKey(PLATFORM, str(user_id)),
                               chat_kind=ChatKind.PRIVATE, chat_title=None)
             replies = await self.conversation.handle(msg)
@@ -795,6 +788,12 @@ class TelegramAdapter:
             return False
         inbound = classify(message, self.me)
         return inbound is not None and inbound.addressed
+
+
+def menu(commands: CommandTable, lang: str) -> list[BotCommand]:
+    """The command menu (``setMyCommands``) of ``commands`` in ``lang``: every command with
+    its summary from the catalogue."""
+    return [BotCommand(c.name, say(lang, c.summary)) for c in commands]
 
 
 def _mode(text: str) -> str:

@@ -16,9 +16,10 @@ import pytest
 
 from adapters.embedders import HashingEmbedder
 from adapters.models import OfflineChatModel
-from adapters.telegram import MENU, PRIVACY_NOTE, TelegramAdapter, TelegramConfig
+from adapters.telegram import PRIVACY_NOTE, TelegramAdapter, TelegramConfig
 from adapters.telegram._adapter import MEDIA_REPLY, SORRY
 from bot.app import build_app
+from bot.command_table import COMMAND_TABLE
 from bot.commands import COMMANDS
 from bot.runner import AdapterStarter, run_platforms
 from bot.settings import Settings
@@ -120,10 +121,11 @@ async def test_startup_registers_the_menu_and_explains_privacy_mode(tmp_path, ca
     async with telegram_env(tmp_path) as env:
         await env.fake.wait_for(lambda: env.fake.of("getUpdates"))
         methods = [c.method for c in env.fake.calls]
-        assert methods[:4] == ["getMe", "setMyCommands", "deleteWebhook", "getUpdates"]
+        assert methods[:5] == ["getMe", "setMyCommands", "setMyCommands", "deleteWebhook",
+                               "getUpdates"]
         commands = env.fake.of("setMyCommands")[0].params["commands"]
-        assert [c["command"] for c in commands] == [name for name, _ in MENU]
-        assert {name for name, _ in MENU} == set(COMMANDS)
+        assert [c["command"] for c in commands] == list(COMMAND_TABLE.names())
+        assert set(COMMAND_TABLE.names()) == set(COMMANDS)
         assert "privacy mode is on" in caplog.text
         await env.send(env.fake.private(ALICE, "/start"))
         assert env.fake.sent(11)[-1] == PRIVACY_NOTE
