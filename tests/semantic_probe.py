@@ -1,0 +1,482 @@
+"""A probe of semantic memory's write path, replayed through the console.
+
+Every case is a short scripted chat of its own console user (``/new`` between conversations),
+replayed in one process through the real console loop (``adapters.console.run_console``) with
+the default embedder, real SQLite and LanceDB in a temporary data folder and the offline model.
+What is checked is what a user would see: the facts stored (active ones, and the earlier
+values kept as history) and, where a case asks a last question, what ``/why`` shows was
+recalled for it.
+
+Kinds:
+
+* ``open_vocabulary``: an attribute outside the topic table ("my dentist", 我的宽带) stated,
+  then given a new value; the new value is active, the old one history.
+* ``junk``: messages that must write no fact at all: requests for advice, tasks, questions,
+  narration, quotes, hypotheticals and passing moods, some with "remember" or "my" in them.
+* ``constraint``: an allergy, diet, medical constraint or prohibition said once, without
+  "remember": kept at once.
+* ``request``: explicit requests in polite, mid-sentence, trailing and question form.
+* ``correction``: a free-form fact corrected ("no, my ... is ...", 不对，...).
+* ``ending``: a fact the user says no longer holds: no longer active, kept as history.
+* ``advice``: an advice question sharing no words with the fact it needs, after two unrelated
+  conversations; the fact must be in what the model was shown (these need a profile of the
+  user in every prompt: ``Case.needs_profile``).
+
+Run ``python -m tests.semantic_probe`` for passed/total per kind (``-v`` lists every failing
+check). ``tests/integration/test_semantic_probe.py`` runs every case under pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Two conversations on other subjects, put between a fact and the advice question needing it.
+UNRELATED_EN = ("What's the capital of Australia?", "/new",
+                "How do I get a red wine stain out of a cotton shirt?", "/new")
+UNRELATED_ZH = ("澳大利亚的首都是哪里？", "/new", "白衬衫上的红酒渍怎么洗掉？", "/new")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One scripted chat and what it must leave behind.
+
+    Attributes:
+        id: unique, also the console user's name.
+        kind: see the module docstring.
+        lang: ``en`` or ``zh``.
+        turns: console lines, in order (``/new`` ends a conversation).
+        active: each string must occur (case-insensitively) in some active fact.
+        not_active: no active fact may contain any of these.
+        history: each string must occur in some fact that is no longer active (superseded or
+            ended, kept as history).
+        nothing: no fact at all may be stored (any status).
+        ask: a last message, in a new conversation; ``/why`` is sent after it.
+        recalled: each string must occur in what ``/why`` shows was given to the model for
+            ``ask``, outside earlier conversations' summaries and exchanges (a fact, or the
+            user's profile).
+        needs_profile: the case depends on the user's profile being in every prompt.
+    """
+
+    id: str
+    kind: str
+    lang: str
+    turns: tuple[str, ...]
+    active: tuple[str, ...] = ()
+    not_active: tuple[str, ...] = ()
+    history: tuple[str, ...] = ()
+    nothing: bool = False
+    ask: str | None = None
+    recalled: tuple[str, ...] = ()
+    needs_profile: bool = False
+
+
+def _c(id, kind, lang, turns, **kw) -> Case:
+    return Case(id, kind, lang, tuple(turns), **{k: tuple(v) if isinstance(v, (list, tuple))
+                                                   else v for k, v in kw.items()})
+
+
+CASES: tuple[Case, ...] = (
+    # ------------------------------------------------------------ open vocabulary, English
+    _c("ov-en-dentist", "open_vocabulary", "en",
+       ["Please remember my dentist is Dr. Lindqvist.", "/new",
+        "My dentist is now Dr. Okafor, she took over the practice."],
+       active=["Okafor"], not_active=["Lindqvist"], history=["Lindqvist"],
+       ask="Who is my dentist?", recalled=["Okafor"]),
+    _c("ov-en-gym", "open_vocabulary", "en",
+       ["Remember that my gym is FitZone on Baker Street.", "/new",
+        "I cancelled that membership. My gym is now Iron Temple."],
+       active=["Iron Temple"], not_active=["FitZone"], history=["FitZone"]),
+    _c("ov-en-carrier", "open_vocabulary", "en",
+       ["Note that my mobile carrier is Telekom.", "/new",
+        "I switched from Telekom to Vodafone last week."],
+       active=["Vodafone"], not_active=["Telekom"], history=["Telekom"]),
+    _c("ov-en-band", "open_vocabulary", "en",
+       ["Remember: my favourite band is Radiohead.", "/new",
+        "My favourite band is now Wet Leg, I can't stop listening to them."],
+       active=["Wet Leg"], not_active=["Radiohead"], history=["Radiohead"],
+       ask="What's my favourite band?", recalled=["Wet Leg"]),
+    _c("ov-en-laptop", "open_vocabulary", "en",
+       ["Keep in mind that my laptop is a ThinkPad X1.", "/new",
+        "I changed my laptop to a MacBook Air."],
+       active=["MacBook"], not_active=["ThinkPad"], history=["ThinkPad"]),
+    _c("ov-en-shoe", "open_vocabulary", "en",
+       ["Remember my shoe size is 42.", "/new",
+        "I got measured properly and my shoe size is 43 now."],
+       active=["43"], not_active=["42"], history=["42"]),
+    _c("ov-en-bank", "open_vocabulary", "en",
+       ["Remember that my bank is Sparkasse.", "/new",
+        "I moved my savings over, so my bank is N26 now."],
+       active=["N26"], not_active=["Sparkasse"], history=["Sparkasse"],
+       ask="Which bank am I with?", recalled=["N26"]),
+    _c("ov-en-yoga", "open_vocabulary", "en",
+       ["Remember that my yoga teacher is Priya.", "/new",
+        "Priya moved to Lisbon, so my yoga teacher is Lena now."],
+       active=["Lena"], not_active=["Priya"], history=["Priya"]),
+    _c("ov-en-internet", "open_vocabulary", "en",
+       ["Please remember that my internet provider is Comcast.", "/new",
+        "My internet provider is now Sonic, a small fibre company."],
+       active=["Sonic"], not_active=["Comcast"], history=["Comcast"]),
+    _c("ov-en-coffee-shop", "open_vocabulary", "en",
+       ["Remember my favourite coffee shop is Blue Bottle.", "/new",
+        "These days my favourite coffee shop is Kaffeekommune."],
+       active=["Kaffeekommune"], not_active=["Blue Bottle"], history=["Blue Bottle"]),
+    _c("ov-en-hairdresser", "open_vocabulary", "en",
+       ["Remember that my hairdresser is Tomás.",
+        "Hmm, what's a good shampoo for dry hair?",
+        "Oh, and Tomás retired, my hairdresser is Inés now."],
+       active=["Inés"], not_active=["Tomás"], history=["Tomás"]),
+    # ------------------------------------------------------------ open vocabulary, Chinese
+    _c("ov-zh-dentist", "open_vocabulary", "zh",
+       ["记住，我的牙医是王医生。", "/new", "我的牙医换成了李医生。"],
+       active=["李医生"], not_active=["王医生"], history=["王医生"],
+       ask="我的牙医是谁？", recalled=["李医生"]),
+    _c("ov-zh-gym", "open_vocabulary", "zh",
+       ["帮我记一下，我的健身房是乐刻。", "/new", "我的健身房现在是超级猩猩了。"],
+       active=["超级猩猩"], not_active=["乐刻"], history=["乐刻"]),
+    _c("ov-zh-broadband", "open_vocabulary", "zh",
+       ["记住我家的宽带是联通的。", "/new", "我家宽带换成了电信。"],
+       active=["电信"], not_active=["联通"], history=["联通"]),
+    _c("ov-zh-singer", "open_vocabulary", "zh",
+       ["记住我最喜欢的歌手是周杰伦。", "/new", "我最喜欢的歌手现在是陈奕迅。"],
+       active=["陈奕迅"], not_active=["周杰伦"], history=["周杰伦"],
+       ask="我最喜欢哪个歌手？", recalled=["陈奕迅"]),
+    _c("ov-zh-laptop", "open_vocabulary", "zh",
+       ["记住我的笔记本电脑是联想小新。", "/new", "我的笔记本电脑换成了MacBook Pro。"],
+       active=["MacBook"], not_active=["联想"], history=["联想"]),
+    _c("ov-zh-landlord", "open_vocabulary", "zh",
+       ["记住我的房东是刘先生。", "/new", "我的房东换成了张阿姨，房子卖给她了。"],
+       active=["张阿姨"], not_active=["刘先生"], history=["刘先生"]),
+    _c("ov-zh-kindergarten", "open_vocabulary", "zh",
+       ["记住我女儿的幼儿园是阳光幼儿园。", "/new", "我女儿的幼儿园换成了蓝天幼儿园。"],
+       active=["蓝天"], not_active=["阳光"], history=["阳光"]),
+    _c("ov-zh-shoe", "open_vocabulary", "zh",
+       ["记住我的鞋码是39。", "/new", "我的鞋码现在是40了。"],
+       active=["40"], not_active=["39"], history=["39"]),
+    _c("ov-zh-insurance", "open_vocabulary", "zh",
+       ["记一下，我的车险是平安的。", "/new", "我的车险今年换成了太平洋保险。"],
+       active=["太平洋"], not_active=["平安"], history=["平安"],
+       ask="我的车险是哪家的？", recalled=["太平洋"]),
+    _c("ov-zh-salary-card", "open_vocabulary", "zh",
+       ["记住我的工资卡是招商银行的。", "/new", "我的工资卡换成了工商银行。"],
+       active=["工商"], not_active=["招商"], history=["招商"]),
+    _c("ov-zh-carrier", "open_vocabulary", "zh",
+       ["记住我的手机运营商是移动。", "今天天气真不错。", "对了，我的运营商换成联通了。"],
+       active=["联通"], not_active=["移动"], history=["移动"]),
+    # ------------------------------------------------------------ junk, English
+    _c("junk-en-film", "junk", "en",
+       ["Can you suggest a film for tonight, keeping in mind what I like?"], nothing=True),
+    _c("junk-en-task", "junk", "en",
+       ["Please remember to ping me about the plumber tomorrow morning."], nothing=True),
+    _c("junk-en-do-you-remember", "junk", "en",
+       ["Do you remember what I told you about my sister's wedding?"], nothing=True),
+    _c("junk-en-narration", "junk", "en",
+       ["I remember when we used to drive to the coast every summer, those were good days."],
+       nothing=True),
+    _c("junk-en-quote", "junk", "en",
+       ['My grandmother always said "remember that you are loved, whatever happens".'],
+       nothing=True),
+    _c("junk-en-mood", "junk", "en",
+       ["Ugh, I'm exhausted and a bit grumpy this morning."], nothing=True),
+    _c("junk-en-advice", "junk", "en",
+       ["What's a good way for a beginner to learn the ukulele?"], nothing=True),
+    _c("junk-en-email", "junk", "en",
+       ["Write me a short email to my landlord asking when the heating will be fixed."],
+       nothing=True),
+    _c("junk-en-cat-question", "junk", "en",
+       ["Is it normal that my cat sleeps sixteen hours a day?"], nothing=True),
+    _c("junk-en-hypothetical", "junk", "en",
+       ["Keep in mind this is only hypothetical: if I moved to Tokyo, what would rent cost?"],
+       nothing=True),
+    _c("junk-en-translate", "junk", "en",
+       ["Translate \"I live in Berlin and I work as a nurse\" into Spanish."], nothing=True),
+    _c("junk-en-other-remembers", "junk", "en",
+       ["My neighbour says he still remembers the big flood of 2002."], nothing=True),
+    # ------------------------------------------------------------ junk, Chinese
+    _c("junk-zh-weekend", "junk", "zh", ["周末有什么好玩的推荐吗？记着我喜欢什么。"], nothing=True),
+    _c("junk-zh-task", "junk", "zh", ["记得明天提醒我交水电费。"], nothing=True),
+    _c("junk-zh-do-you-remember", "junk", "zh", ["你还记得我上次说的那家火锅店吗？"], nothing=True),
+    _c("junk-zh-narration", "junk", "zh", ["我记得小时候每年暑假都去外婆家住一个月。"], nothing=True),
+    _c("junk-zh-quote", "junk", "zh", ["我老板常说“记住，客户永远是对的”，我听得耳朵都起茧了。"],
+       nothing=True),
+    _c("junk-zh-mood", "junk", "zh", ["今天好累啊，心情有点烦。"], nothing=True),
+    _c("junk-zh-advice", "junk", "zh", ["怎么才能提高英语口语？"], nothing=True),
+    _c("junk-zh-email", "junk", "zh", ["帮我写一封给房东的邮件，问一下暖气什么时候修好。"],
+       nothing=True),
+    _c("junk-zh-dog-question", "junk", "zh", ["我家狗最近一直掉毛，正常吗？"], nothing=True),
+    _c("junk-zh-hypothetical", "junk", "zh", ["假如我搬到东京住，每个月房租大概要多少？"],
+       nothing=True),
+    _c("junk-zh-translate", "junk", "zh", ["把“我住在北京，我是一名护士”翻译成英文。"], nothing=True),
+    _c("junk-zh-other-remembers", "junk", "zh", ["我朋友说他到现在还记得那场大雪。"], nothing=True),
+    # ------------------------------------------------------------ constraints, English
+    _c("con-en-sesame", "constraint", "en",
+       ["I can't have anything with sesame, I'm seriously allergic to it."],
+       active=["sesame"], ask="Is tahini made with sesame?", recalled=["sesame"]),
+    _c("con-en-vegan", "constraint", "en",
+       ["Quick one before we start: I'm vegan."], active=["vegan"]),
+    _c("con-en-diabetes", "constraint", "en",
+       ["I have type 1 diabetes, so I need to watch my carbs."], active=["diabetes"],
+       ask="How do I plan carbs around diabetes on a hiking day?", recalled=["diabetes"]),
+    _c("con-en-weekends", "constraint", "en",
+       ["Please don't message me on weekends."], active=["weekend"]),
+    _c("con-en-alcohol", "constraint", "en",
+       ["Don't ever suggest alcohol to me, I've been sober for two years."],
+       active=["alcohol"]),
+    _c("con-en-ibuprofen", "constraint", "en",
+       ["I'm on blood thinners, so no ibuprofen for me."], active=["ibuprofen"]),
+    _c("con-en-pork", "constraint", "en",
+       ["I don't eat pork, for religious reasons."], active=["pork"],
+       ask="Is pork belly hard to cook?", recalled=["pork"]),
+    # ------------------------------------------------------------ constraints, Chinese
+    _c("con-zh-mango", "constraint", "zh", ["我对芒果过敏。"], active=["芒果"],
+       ask="芒果布丁怎么做？", recalled=["芒果"]),
+    _c("con-zh-vegetarian", "constraint", "zh", ["我吃素，不吃任何肉。"], active=["素"]),
+    _c("con-zh-blood-pressure", "constraint", "zh", ["我有高血压，医生让我少吃盐。"],
+       active=["高血压"]),
+    _c("con-zh-weekends", "constraint", "zh", ["别在周末给我发消息。"], active=["周末"]),
+    _c("con-zh-lactose", "constraint", "zh", ["我乳糖不耐受，喝牛奶会拉肚子。"], active=["乳糖"],
+       ask="乳糖不耐受的人可以喝酸奶吗？", recalled=["乳糖"]),
+    _c("con-zh-late", "constraint", "zh", ["晚上十点以后不要给我发通知。"], active=["十点"]),
+    _c("con-zh-coriander", "constraint", "zh", ["我不吃香菜，一点都不行。"], active=["香菜"]),
+    # ------------------------------------------------------------ request wordings, English
+    _c("req-en-bullets", "request", "en",
+       ["Could you reply in bullet points from now on?"], active=["bullet"]),
+    _c("req-en-mid-passport", "request", "en",
+       ["I'm planning a trip, and by the way, remember that my passport expires in March."],
+       active=["passport"]),
+    _c("req-en-question-night", "request", "en",
+       ["Can you keep in mind that I work night shifts?"], active=["night shift"]),
+    _c("req-en-trailing-floor", "request", "en",
+       ["My flat is on the fourth floor with no lift, please remember that."],
+       active=["fourth floor"]),
+    _c("req-en-would-you-mind", "request", "en",
+       ["Would you mind remembering that my partner's name is Alex?"], active=["Alex"]),
+    _c("req-en-going-forward", "request", "en",
+       ["Going forward, please use metric units with me."], active=["metric"]),
+    _c("req-en-note-down", "request", "en",
+       ["Hey, could you note down that my son's football practice is on Wednesdays?"],
+       active=["football"]),
+    # ------------------------------------------------------------ request wordings, Chinese
+    _c("req-zh-brief", "request", "zh", ["以后回答我尽量简短一点，好吗？"], active=["简短"]),
+    _c("req-zh-mid-daughter", "request", "zh", ["对了，你帮我记一下，我女儿对猫毛过敏。"],
+       active=["猫毛"]),
+    _c("req-zh-question-choir", "request", "zh", ["你能记住我每周四晚上有合唱排练吗？"],
+       active=["合唱"]),
+    _c("req-zh-trailing-plate", "request", "zh", ["我的车牌号是沪A12345，记住了啊。"],
+       active=["沪A12345"]),
+    _c("req-zh-meetings", "request", "zh", ["麻烦记住：我开会的时候不接电话。"], active=["开会"]),
+    _c("req-zh-traditional", "request", "zh", ["请以后都用繁体字回复我。"], active=["繁体"]),
+    _c("req-zh-desk", "request", "zh", ["顺便说一句，请记住我的工位在三楼东边。"], active=["三楼"]),
+    # ------------------------------------------------------------ corrections, English
+    _c("cor-en-piano", "correction", "en",
+       ["Remember that my piano teacher is Mrs. Olsen.", "What's a good warm-up for scales?",
+        "No, sorry, my piano teacher is Mrs. Nilsen."],
+       active=["Nilsen"], not_active=["Olsen"], history=["Olsen"]),
+    _c("cor-en-landlord", "correction", "en",
+       ["Please remember my landlord is called Mr. Brandt.", "/new",
+        "Actually, my landlord is Mr. Brandl, I misspelled it before."],
+       active=["Brandl"], not_active=["Brandt"], history=["Brandt"]),
+    _c("cor-en-school", "correction", "en",
+       ["Remember that my daughter's school is Riverside Primary.", "/new",
+        "That's wrong, my daughter's school is Oakfield Primary."],
+       active=["Oakfield"], not_active=["Riverside"], history=["Riverside"],
+       ask="Which school does my daughter go to?", recalled=["Oakfield"]),
+    _c("cor-en-bike", "correction", "en",
+       ["Note that my bike is a Cube Attain.", "/new", "Correction: my bike is a Canyon Endurace."],
+       active=["Canyon"], not_active=["Cube"], history=["Cube"]),
+    _c("cor-en-bare-value", "correction", "en",
+       ["Remember that my favourite pizza topping is mushrooms.", "No wait, it's olives."],
+       active=["olives"], not_active=["mushrooms"], history=["mushrooms"]),
+    # ------------------------------------------------------------ corrections, Chinese
+    _c("cor-zh-barber", "correction", "zh",
+       ["记住我的理发师是小王。", "/new", "不对，我的理发师是小李。"],
+       active=["小李"], not_active=["小王"], history=["小王"]),
+    _c("cor-zh-staff-number", "correction", "zh",
+       ["记一下，我的工号是A1023。", "我说错了，我的工号是A1032。"],
+       active=["A1032"], not_active=["A1023"], history=["A1023"]),
+    _c("cor-zh-partner", "correction", "zh",
+       ["记住我的羽毛球搭档是阿杰。", "/new", "更正一下，我的羽毛球搭档是阿伟。"],
+       active=["阿伟"], not_active=["阿杰"], history=["阿杰"],
+       ask="我的羽毛球搭档是谁？", recalled=["阿伟"]),
+    _c("cor-zh-locker", "correction", "zh",
+       ["记住我的快递柜是3号柜。", "不对，是5号柜。"],
+       active=["5号"], not_active=["3号"], history=["3号"]),
+    _c("cor-zh-dish", "correction", "zh",
+       ["记住我最喜欢的菜是红烧肉。", "/new", "其实我最喜欢的菜是糖醋排骨，不是那个。"],
+       active=["糖醋排骨"], not_active=["红烧肉"], history=["红烧肉"]),
+    # ------------------------------------------------------------ endings, English
+    _c("end-en-club", "ending", "en",
+       ["Remember that I'm a member of the Alpine Club.", "/new",
+        "I'm no longer a member of the Alpine Club."],
+       not_active=["Alpine"], history=["Alpine"]),
+    _c("end-en-trainer", "ending", "en",
+       ["Remember that my personal trainer is Marco.", "/new",
+        "I don't have a personal trainer anymore."],
+       not_active=["Marco"], history=["Marco"]),
+    _c("end-en-vegetarian", "ending", "en",
+       ["Remember that I'm vegetarian.", "/new",
+        "I'm not vegetarian anymore, I eat fish and chicken again."],
+       not_active=["vegetarian"], history=["vegetarian"]),
+    _c("end-en-bus", "ending", "en",
+       ["Please remember I take the bus to work.", "/new",
+        "I no longer take the bus to work, I cycle now."],
+       not_active=["bus"], history=["bus"]),
+    # ------------------------------------------------------------ endings, Chinese
+    _c("end-zh-japanese", "ending", "zh",
+       ["记住我在学日语。", "/new", "我不再学日语了。"],
+       not_active=["日语"], history=["日语"]),
+    _c("end-zh-badminton", "ending", "zh",
+       ["记住我每周打两次羽毛球。", "/new", "我现在不打羽毛球了，膝盖受不了。"],
+       not_active=["羽毛球"], history=["羽毛球"]),
+    _c("end-zh-coffee", "ending", "zh",
+       ["记住我每天早上喝咖啡。", "/new", "我已经戒咖啡了。"],
+       not_active=["咖啡"], history=["咖啡"]),
+    _c("end-zh-coach", "ending", "zh",
+       ["记一下，我的私教是小陈。", "/new", "我现在没有私教了，不再找小陈上课。"],
+       not_active=["小陈"], history=["小陈"]),
+    # ------------------------------------------------------------ advice, no shared words
+    _c("adv-en-framework", "advice", "en",
+       ["Remember that I'm a quant developer and I mainly use Python.", "/new", *UNRELATED_EN],
+       ask="What framework should I learn?", recalled=["Python"], needs_profile=True),
+    _c("adv-en-satay", "advice", "en",
+       ["I'm allergic to peanuts.", "/new", *UNRELATED_EN],
+       ask="Can I eat satay sauce?", recalled=["peanut"], needs_profile=True),
+    _c("adv-en-dinner", "advice", "en",
+       ["Remember that I'm vegan.", "/new", *UNRELATED_EN],
+       ask="Any ideas for a quick dinner tonight?", recalled=["vegan"], needs_profile=True),
+    _c("adv-en-day-trip", "advice", "en",
+       ["Remember that I live in Vienna.", "/new", *UNRELATED_EN],
+       ask="Where could I go for a day trip this weekend?", recalled=["Vienna"],
+       needs_profile=True),
+    _c("adv-zh-framework", "advice", "zh",
+       ["记住我是做量化的，主要用 Python。", "/new", *UNRELATED_ZH],
+       ask="帮我看看我现在适合学什么框架", recalled=["Python"], needs_profile=True),
+    _c("adv-zh-satay", "advice", "zh",
+       ["我对花生过敏。", "/new", *UNRELATED_ZH],
+       ask="沙爹酱我能吃吗？", recalled=["花生"], needs_profile=True),
+    _c("adv-zh-dinner", "advice", "zh",
+       ["记住我吃素。", "/new", *UNRELATED_ZH],
+       ask="今晚做点什么菜好？", recalled=["素"], needs_profile=True),
+    _c("adv-zh-weekend", "advice", "zh",
+       ["记住我住在成都。", "/new", *UNRELATED_ZH],
+       ask="这个周末去哪儿玩比较好？", recalled=["成都"], needs_profile=True),
+)
+KINDS = ("open_vocabulary", "junk", "constraint", "request", "correction", "ending", "advice")
+
+
+@dataclass
+class Outcome:
+    """What a replayed case left behind, and the checks it failed (empty: passed)."""
+
+    case: Case
+    active: list[str] = field(default_factory=list)
+    inactive: list[str] = field(default_factory=list)
+    shown: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def _has(texts: list[str], needle: str) -> bool:
+    return any(needle.lower() in t.lower() for t in texts)
+
+
+def _shown_outside_episodes(why: str) -> list[str]:
+    """The lines of a ``/why`` answer that show what the model was given, except earlier
+    conversations' summaries and exchanges (``[episode]`` / ``[round]`` items), which hold the
+    user's own words whether or not a fact was kept."""
+    lines = why.splitlines()[1:]
+    return [line for line in lines if "[episode]" not in line and "[round]" not in line]
+
+
+def judge(case: Case, active: list[str], inactive: list[str], shown: list[str]) -> list[str]:
+    """The checks of ``case`` that the stored facts and the ``/why`` lines fail."""
+    failures = []
+    if case.nothing and (active or inactive):
+        failures.append(f"wrote {active + inactive}")
+    failures += [f"no active fact with {s!r} (active: {active})" for s in case.active
+                 if not _has(active, s)]
+    failures += [f"active fact with {s!r} (active: {active})" for s in case.not_active
+                 if _has(active, s)]
+    failures += [f"no history with {s!r} (history: {inactive})" for s in case.history
+                 if not _has(inactive, s)]
+    failures += [f"{s!r} not recalled for {case.ask!r}" for s in case.recalled
+                 if not _has(shown, s)]
+    return failures
+
+
+async def _replay_one(app, case: Case) -> Outcome:
+    from adapters.console import run_console
+
+    lines = list(case.turns)
+    if case.ask:
+        lines += ["/new", case.ask, "/why"]
+    out = io.StringIO()
+    await run_console(app.engine.handle, user=case.id, banner="probe",
+                      stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out, terminal=False)
+    user = await app.store.find_user("console", case.id)
+    facts = await app.memory.facts_for(user.id, history=True) if user else []
+    active = [f.text for f in facts if f.status.value == "active"]
+    inactive = [f.text for f in facts if f.status.value != "active"]
+    shown: list[str] = []
+    if case.ask:
+        why = out.getvalue().split("> /why\n", 1)[-1]
+        shown = _shown_outside_episodes(why.split("\nGoodbye.", 1)[0])
+    return Outcome(case, active, inactive, shown, judge(case, active, inactive, shown))
+
+
+async def replay(cases=CASES, *, data_dir: Path, embedder=None) -> dict[str, Outcome]:
+    """Replay ``cases`` through the console of one app on ``data_dir`` (offline model,
+    ``embedder`` or the default one), one console user per case; returns outcomes by id."""
+    from bot.app import build_app
+    from bot.settings import Settings
+
+    settings = Settings(data_dir=data_dir, llm_provider="offline")
+    app = await build_app(settings, embedder=embedder)
+    try:
+        await app.start()
+        return {case.id: await _replay_one(app, case) for case in cases}
+    finally:
+        await app.aclose()
+
+
+def summary(outcomes: dict[str, Outcome]) -> list[str]:
+    """One line per kind, ``kind: passed/total``, then the whole probe."""
+    total, passed = Counter(), Counter()
+    for o in outcomes.values():
+        total[o.case.kind] += 1
+        passed[o.case.kind] += o.passed
+    lines = [f"{kind}: {passed[kind]}/{total[kind]}" for kind in KINDS if total[kind]]
+    lines.append(f"all: {sum(passed.values())}/{sum(total.values())}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tests.semantic_probe [-v] [--kind K]``: replay and print the summary."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as tests/conftest.py, before loading
+    parser = argparse.ArgumentParser(prog="python -m tests.semantic_probe")
+    parser.add_argument("-v", "--verbose", action="store_true", help="list failing checks")
+    parser.add_argument("--kind", choices=KINDS, help="replay one kind only")
+    args = parser.parse_args(argv)
+    cases = [c for c in CASES if args.kind in (None, c.kind)]
+    with tempfile.TemporaryDirectory() as folder:
+        outcomes = asyncio.run(replay(cases, data_dir=Path(folder) / "data"))
+    if args.verbose:
+        for o in outcomes.values():
+            if not o.passed:
+                print(f"FAIL {o.case.id}: " + "; ".join(o.failures))
+    print("\n".join(summary(outcomes)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
