@@ -391,3 +391,42 @@ async def test_openai_server_ignoring_or_rejecting_response_format(llm_harness, 
     server.push(Answer(text=json.dumps({"episode": episode("Cars."), "facts": []})))
     await h.say("/new")
     assert "response_format" not in server.requests[-1].json
+
+
+async def test_an_echoed_suggestion_neither_becomes_nor_confirms_a_user_fact(llm_harness,
+                                                                             server):
+    """The user repeating the assistant's words ("Rust for my backend, sure") is not the user
+    stating them: the model's fact drawn from them is rejected, and so is its confirmation of
+    an existing fact; the user's own statement and an answer to the assistant's question are
+    kept."""
+    h = await llm_harness("anthropic")
+    await h.say("remember that I mainly use Python")  # the rules write it at once
+    ctx = await h.memory.context(h.message("hi"))
+    [python] = await h.memory.facts_for(1)
+
+    async def assistant(text: str) -> None:  # a language model's reply in the conversation
+        await h.memory.record_assistant_turn(ctx, text, at=h.clock.now(),
+                                             generated_by="claude-sonnet-4-5")
+
+    await assistant("You should switch to Rust for your backend. Python is a fine fit too.")
+    await h.say("Rust for my backend, sure, I like the sound of that.")
+    await h.say("Python and Rust then, I think I like that plan.")
+    await assistant("Are you vegetarian?")
+    await h.say("Yes, I'm vegetarian, and I love hiking in the mountains.")
+    server.push(tool("anthropic", {"episode": episode("Backend languages and food."), "facts": [
+        {"candidate": "c1", "action": "add", "kind": "profile",
+         "text": "The user uses Rust for the backend"},          # the suggestion, echoed
+        {"candidate": "c2", "action": "confirm", "fact_id": python.id},  # echoed, not stated
+        {"candidate": "c3", "action": "add", "kind": "profile",
+         "text": "The user is vegetarian"},                      # the answer to a question
+        {"candidate": "c3", "action": "add", "kind": "preference",
+         "text": "The user loves hiking in the mountains"}]}))   # the user's own words
+    await h.say("/new")
+    doc = data_of(server.requests[0])
+    assert len(doc["candidates"]) == 3
+    assert python.id in [f["id"] for f in doc["candidates"][1]["nearest_facts"]]
+    facts = {f.text: f for f in await h.memory.facts_for(1)}
+    assert set(facts) == {python.text, "The user is vegetarian",
+                          "The user loves hiking in the mountains"}
+    assert facts[python.text].confirmations == python.confirmations
+    assert h.memory.consolidator.stats["rejected:ungrounded"] == 2
