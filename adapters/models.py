@@ -65,6 +65,9 @@ def offline_answer(request: MemoryAnswerRequest) -> str:
     """A compact answer built from what was recalled for one message.
 
     - The disclaimer (:data:`DISCLAIMER`) only on the session's first reply.
+    - The profile facts (``memory.profile``, in every prompt) on the session's first reply, as
+      a language model would have them at hand; on later replies only those the message
+      relates to.
     - Items that do not relate to the message are left out: a pinned episode (the last
       conversation, in every prompt) counts only when the recall score it earned for this
       message reaches the threshold, as every other item had to.
@@ -79,7 +82,8 @@ def offline_answer(request: MemoryAnswerRequest) -> str:
     """
     facts = {f.id: f for f in request.facts}
     own = {request.turn_id} if request.turn_id is not None else set()
-    related = [i for i in request.items if not i.pinned or i.score >= request.threshold]
+    related = [i for i in request.items if not i.pinned or i.score >= request.threshold
+               or (i.profile and request.first_reply)]
     current: list[Fact] = []
     earlier: list[Fact] = []
     unknown: list[str] = []  # a recalled fact the request does not describe: shown as recalled

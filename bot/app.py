@@ -88,6 +88,7 @@ def memory_config(settings: Settings) -> MemoryConfig:
         top_k=settings.semantic_top_k,
         threshold=settings.similarity_threshold,
         budget_tokens=settings.memory_token_budget,
+        profile_tokens=settings.profile_tokens,
         default_timezone=settings.default_timezone,
         summary_trigger_messages=settings.summary_trigger_messages,
     )

@@ -38,6 +38,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="also answer each question from the recalled memory with the model")
     ev.add_argument("--judge", action="store_true",
                     help="also grade the answers with the model as judge (implies --answer)")
+    ev.add_argument("--no-profile-block", action="store_true",
+                    help="recall without the profile block (PROFILE_TOKENS=0); the report "
+                         "records it as \"profile_block\": false")
     bench = sub.add_parser("bench", help="performance benchmark")
     bench.add_argument("--quick", action="store_true",
                        help="smaller sizes, one run each (about 2 minutes)")
@@ -260,11 +263,13 @@ async def _eval(settings, args) -> int:
     from bot.evaluation.longmemeval import run_longmemeval
     from bot.evaluation.memdaily import run_memdaily
     from bot.evaluation.pipeline import EngineTarget
-    from bot.evaluation.report import format_markdown
+    from bot.evaluation.report import format_markdown, with_profile_flag
     from memory.recall import EPISODIC_HEADER
     from memory.tokens import HeuristicTokenCounter
     from memory.types import ChatKind
 
+    if args.no_profile_block:
+        settings = settings.model_copy(update={"profile_tokens": 0})
     # one embedder for the engine and the dense baseline, its vectors cached on disk
     embedder = CachingEmbedder(make_embedder(settings.embedder), default_cache_path())
     counter = HeuristicTokenCounter()
@@ -294,6 +299,7 @@ async def _eval(settings, args) -> int:
             await close_model()
     if recorder is not None:
         report["answers"] = recorder.summary()
+    report = with_profile_flag(report, settings.profile_tokens > 0)
     print(f"embedding cache {embedder.path}: {embedder.hits} hits, {embedder.misses} misses",
           file=sys.stderr)
     print(format_markdown(report))

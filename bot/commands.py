@@ -48,11 +48,21 @@ async def cmd_why(engine, ctx: Context, arg: str) -> list[str]:
     item_tokens = sum(item["tokens"] for item in record["items"])
     headings = record["memory_tokens"] - item_tokens  # block headings and separators
     parts = f" ({item_tokens} in the items, {headings} in headings)" if headings > 0 else ""
+    profile = [item for item in record["items"] if item.get("profile")]
+    recalled = [item for item in record["items"] if not item.get("profile")]
     lines = [f"For my last reply I recalled {len(record['items'])} memory item(s), "
              f"{record['memory_tokens']} of {record['budget']} memory tokens{parts}; working memory held "
              f"{record['working_turns']} turn(s), {record['working_tokens']} tokens "
              f"(model: {record['model']})."]
-    for n, item in enumerate(record["items"], start=1):
+    if profile:  # in every prompt, whatever the message: shown as its own part, first
+        lines.append(f"Profile ({len(profile)} fact(s), {record.get('profile_tokens', 0)} "
+                     "tokens, in every prompt):")
+        for n, item in enumerate(profile, start=1):
+            lines.append(f"{n}. [fact] score {item['score']:.2f}, {item['tokens']} tokens, "
+                         f"noted {(item['created_at'] or '')[:10]}: {item['text'].lstrip('- ')}")
+        if recalled:
+            lines.append("Recalled for the message:")
+    for n, item in enumerate(recalled, start=len(profile) + 1):
         source = (f"conversation of {item['created_at'][:10]} (session {item['session_id']})"
                   if item["session_id"] is not None
                   else f"facts, noted {(item['created_at'] or '')[:10]}")

@@ -332,8 +332,10 @@ class ConversationEngine:
                 "items": [{"key": i.key, "kind": i.kind.value, "score": round(i.score, 3),
                            "tokens": i.tokens, "session_id": i.source_session_id,
                            "created_at": i.created_at.isoformat() if i.created_at else None,
-                           "pinned": i.pinned, "text": i.text} for i in prompt.recalled],
+                           "pinned": i.pinned, "profile": i.profile, "text": i.text}
+                          for i in prompt.recalled],
                 "memory_tokens": prompt.memory_tokens,
+                "profile_tokens": recall.blocks.profile_tokens,
                 "budget": self.memory.config.budget_tokens,
                 "working_turns": len(window),
                 "working_tokens": working_tokens,

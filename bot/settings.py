@@ -95,6 +95,11 @@ class Settings(BaseSettings):
     memory_token_budget: int = _setting(
         1000, "tokens for all memory blocks of one prompt",
         "Share of the prompt given to recalled facts and episodes (at least 50).", ge=50)
+    profile_tokens: int = _setting(
+        120, "tokens of the profile block, 0 = off",
+        "Most tokens of the profile block: the user's few most important facts (constraints, "
+        "identity, standing preferences), in every prompt and counted in MEMORY_TOKEN_BUDGET; "
+        "an upper bound, unused tokens stay with recall.", ge=0)
     memory_expire_days: int = _setting(
         30, "days unused before a fact is archived (0 = never)",
         "Facts neither recalled nor confirmed for this long are archived.", ge=0)

@@ -1,4 +1,9 @@
-"""Prompt assembly: persona, semantic block, episodic block, working memory, current input.
+"""Prompt assembly: persona, semantic block (the profile, then recalled facts), episodic block,
+working memory, current input.
+
+The profile (``memory.profile``) opens the semantic block, right after the persona and the
+memory frame: it is the same in every prompt of a session, so it belongs to the stable prefix a
+provider caches.
 
 Memory goes into the system prompt and is framed as data about the user, never as
 instructions. Working-memory turns become alternating user/assistant messages (consecutive

@@ -13,9 +13,11 @@ Absolute (not min-max) normalisation keeps the score comparable across queries, 
 ``SIMILARITY_THRESHOLD`` can cut irrelevant items: with the default 0.30 an item needs a close
 dense match, or a moderate dense match plus shared words.
 
-Packing: pinned items first (the last episode of the thread), then by score; facts at most
-``top_k``; an episode whose turns are all in packed rounds, or a round that is a whole packed
-episode (a one-round session), is skipped as a repeat; items are added in rank order until
+Packing: the profile first (``memory.profile``: the user's few most important facts, whatever
+the query; the first lines of the semantic block), then pinned items (the last episode of the thread), then by score; a
+recalled fact already in the profile is not repeated; recalled facts at most ``top_k``; an
+episode whose turns are all in packed rounds, or a round that is a whole packed episode (a
+one-round session), is skipped as a repeat; items are added in rank order until
 the next one would exceed the budget (tokens of the rendered block by the product's counter,
 headers included).
 """
@@ -103,12 +105,17 @@ def merge_parts(ranked_parts: Sequence[list[tuple[IndexHit, float]]]
 
 @dataclass(frozen=True, slots=True)
 class MemoryBlocks:
-    """The packed memory of one prompt: items in prompt order and the rendered blocks."""
+    """The packed memory of one prompt: items in prompt order (profile facts first) and the
+    rendered blocks. The semantic block starts with the profile's lines (``profile``, the same
+    lines without the header; "" without profile facts); ``tokens`` of all blocks, headers
+    included; ``profile_tokens`` of the profile's lines and the semantic header."""
 
     items: tuple[RecalledItem, ...]
     semantic: str
     episodic: str
     tokens: int
+    profile: str = ""
+    profile_tokens: int = 0
 
 
 def pack(
@@ -117,17 +124,22 @@ def pack(
     budget_tokens: int,
     top_k_facts: int,
     counter: TokenCounter,
+    profile: Sequence[RecalledItem] = (),
 ) -> MemoryBlocks:
     """Pack rendered items under ``budget_tokens``.
 
     Args:
         candidates: pinned items (any order) and ranked items (best first).
-        budget_tokens: ``MEMORY_TOKEN_BUDGET``: tokens of both blocks together, headers included.
-        top_k_facts: at most this many facts (``SEMANTIC_TOP_K``).
+        budget_tokens: ``MEMORY_TOKEN_BUDGET``: tokens of all blocks together, headers included.
+        top_k_facts: at most this many recalled facts (``SEMANTIC_TOP_K``; profile facts do not
+            count).
         counter: the product's token counter.
+        profile: the profile facts in block order (``memory.profile.select_profile``, already
+            within their own bound): packed first, under the same budget, as the first lines of
+            the semantic block (one header for both).
 
     Returns:
-        The chosen items (pinned first, then rank order) and the two rendered blocks.
+        The chosen items (profile, then pinned, then rank order) and the rendered blocks.
     """
     ordered = [c for c in candidates if c.pinned] + [c for c in candidates if not c.pinned]
     header_cost = {ItemKind.FACT: counter.count(SEMANTIC_HEADER),
@@ -137,6 +149,15 @@ def pack(
     opened: set[str] = set()
     chosen: list[RecalledItem] = []
     seen: set[str] = set()
+    for item in profile:
+        cost = item.tokens + (0 if opened else header_cost[ItemKind.FACT])
+        if used + cost > budget_tokens:
+            break
+        used += cost
+        opened.add("semantic")
+        seen.add(item.key)
+        chosen.append(item)
+    profile_used = used
     covered: set[int] = set()  # turns carried in full by packed rounds
     episodes: set[frozenset[int]] = set()  # turn sets of packed episodes
     for item in ordered:
@@ -161,11 +182,14 @@ def pack(
         elif item.kind is ItemKind.EPISODE:
             episodes.add(turns)
         chosen.append(item)
-    semantic = [i.text for i in chosen if i.kind is ItemKind.FACT]
+    in_profile = [i.text for i in chosen if i.profile]
+    semantic = [i.text for i in chosen if i.kind is ItemKind.FACT]  # the profile's lines first
     episodic = [i.text for i in chosen if i.kind is not ItemKind.FACT]
     return MemoryBlocks(
         items=tuple(chosen),
         semantic="\n".join([SEMANTIC_HEADER, *semantic]) if semantic else "",
         episodic="\n".join([EPISODIC_HEADER, *episodic]) if episodic else "",
         tokens=used,
+        profile="\n".join(in_profile),
+        profile_tokens=profile_used,
     )

@@ -40,7 +40,15 @@ from memory.lifecycle import (
     retention_cutoff,
 )
 from memory.ports import Clock, Embedder, ScopeFilter, SearchIndex, StructuredModel, TokenCounter
-from memory.recall import MemoryBlocks, asks_about_the_past, merge_parts, pack, rank_hits
+from memory.profile import PROFILE_TOKENS, as_of_session_start, profile_line, select_profile
+from memory.recall import (
+    SEMANTIC_HEADER,
+    MemoryBlocks,
+    asks_about_the_past,
+    merge_parts,
+    pack,
+    rank_hits,
+)
 from memory.semantic import FactOutcome, SemanticWriter
 from memory.stores.exports import ExportFiles
 from memory.records import EpisodeDraft, ForgetResult, PurgeRow, RoundDraft, ThreadRow, UserRow
@@ -154,6 +162,8 @@ class MemoryConfig:
         episode_summary_tokens: tokens of an offline episode summary.
         default_timezone: IANA zone for users who set none (relative dates in facts).
         summary_trigger_messages: unfolded turns of a session that trigger a fold.
+        profile_tokens: most tokens of the profile block (``memory.profile``), counted in
+            ``budget_tokens``; 0 = no profile block.
     """
 
     max_working_messages: int = 30
@@ -164,6 +174,7 @@ class MemoryConfig:
     episode_summary_tokens: int = 60
     default_timezone: str = "UTC"
     summary_trigger_messages: int = 40
+    profile_tokens: int = PROFILE_TOKENS
 
 
 def _log_background_failure(task: asyncio.Task) -> None:
@@ -851,10 +862,12 @@ class MemoryService:
             key = f"episode:{pinned.id}"
             candidates.insert(0, self._episode_item(
                 pinned, score=earned.get(key, below.get(key, 0.0)), pinned=True))
+        profile = await self._profile(ctx, exclude_session_id, budget, below)
         blocks = pack(candidates, budget_tokens=budget, top_k_facts=self.config.top_k,
-                      counter=self.counter)
-        if touch:
-            fact_ids = [int(i.key.split(":")[1]) for i in blocks.items if i.kind is ItemKind.FACT]
+                      counter=self.counter, profile=profile)
+        if touch:  # a profile fact counts as recalled when the message matched it
+            fact_ids = [int(i.key.split(":")[1]) for i in blocks.items if i.kind is ItemKind.FACT
+                        and (not i.profile or i.score >= self.config.threshold)]
             await self.store.touch_facts(fact_ids, self.clock.now())
         elapsed = (time.perf_counter() - started) * 1000
         log.info("recall thread=%s candidates=%d kept=%d items=%d tokens=%d ms=%.1f",
@@ -891,6 +904,27 @@ class MemoryService:
                                         self.counter.count(text), turn_ids,
                                         rnd.session_id, rnd.created_at))
         return out
+
+    async def _profile(self, ctx: Context, session_id: int | None, budget: int,
+                       earned: dict[str, float]) -> list[RecalledItem]:
+        """The profile block's facts for ``ctx`` (``memory.profile``), as pinned items scored
+        with what they earned for this query (``earned``: best score by key, 0.0 when not a
+        hit), within ``profile_tokens`` and ``budget``."""
+        limit = min(self.config.profile_tokens, budget)
+        if limit <= 0:
+            return []
+        session = await self.store.get_session(session_id) if session_id is not None else None
+        facts = as_of_session_start(await self.store.facts_in_scope(ctx.user.id, ctx.scope),
+                                    session.started_at if session is not None else None)
+        chosen = select_profile(facts, budget_tokens=limit, counter=self.counter,
+                                header=SEMANTIC_HEADER)
+        items = []
+        for fact in chosen:
+            text, key = profile_line(fact), f"fact:{fact.id}"
+            items.append(RecalledItem(key, ItemKind.FACT, text, earned.get(key, 0.0),
+                                      self.counter.count(text), fact.source_turn_ids, None,
+                                      fact.created_at, pinned=True, profile=True))
+        return items
 
     async def _with_own_facts(self, ctx: Context, candidates: list[RecalledItem]
                               ) -> list[RecalledItem]:

@@ -315,6 +315,9 @@ class RecalledItem:
         source_turn_ids: turns whose content the item carries.
         source_session_id: the session it came from (None for facts).
         created_at: when the item was written.
+        pinned: in the prompt whatever its score (the last episode of the thread, profile
+            facts); its ``score`` is still the one it earned for the query (0.0: not a hit).
+        profile: a fact of the profile block (``memory.profile``).
     """
 
     key: str
@@ -326,6 +329,7 @@ class RecalledItem:
     source_session_id: int | None = None
     created_at: datetime | None = None
     pinned: bool = False  # included regardless of score (e.g. last episode of the thread)
+    profile: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,12 +91,15 @@ class EngineTarget:
         message_ids = {t.id: t.platform_message_id for t in await memory.store.get_turns(turn_ids)}
         message_ids.update((k, v) for k, v in self._reply_ids.items() if k in turn_ids)
 
+        threshold = memory.config.threshold
+
         def convert(items) -> list[EvalItem]:
             return [
                 EvalItem(
                     kind=item.kind.value, text=item.text, tokens=item.tokens, pinned=item.pinned,
                     source_message_ids=tuple(message_ids[t] for t in item.source_turn_ids
                                              if message_ids.get(t)),
+                    profile=item.profile, matched=not item.pinned or item.score >= threshold,
                 )
                 for item in items
                 if item.kind in (ItemKind.FACT, ItemKind.EPISODE, ItemKind.ROUND)

@@ -108,6 +108,19 @@ def build_report(
     }
 
 
+def with_profile_flag(report: dict, profile_block: bool) -> dict:
+    """``report`` with ``"profile_block"`` (the profile block was in every recall: true, or
+    the run was made with ``--no-profile-block``: false) after ``token_counter``."""
+    out: dict = {}
+    for key, value in report.items():
+        if key != "profile_block":
+            out[key] = value
+        if key == "token_counter":
+            out["profile_block"] = profile_block
+    out.setdefault("profile_block", profile_block)
+    return out
+
+
 def _fmt(value: object) -> str:
     if value is None:
         return "-"
@@ -167,6 +180,9 @@ def format_markdown(report: dict) -> str:
             f"- answers by {answers.get('model')} (judge {answers.get('judge_model') or '-'}): "
             f"{answers.get('answered')} of {answers.get('questions')} answered, accuracy "
             f"{_fmt(answers.get('accuracy'))} over {answers.get('judged')} graded")
+    if "profile_block" in report:
+        lines.append(f"- profile block: {'on' if report['profile_block'] else 'off'} "
+                     "(abstention never counts it)")
     lines.append(
         f"- {report.get('questions')} questions, budgets {budgets} tokens, embedder "
         f"{report.get('embedder')}, counter {report.get('token_counter')}, {report.get('elapsed_s')} s"

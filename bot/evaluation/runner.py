@@ -324,7 +324,11 @@ async def run_histories(
                             recall_ms.append(elapsed_ms)
                         if q.abstention:
                             abstention_total += 1
-                            abstention_empty += not any(not item.pinned for item in items)
+                            # the profile block is in every prompt: it counts only where the
+                            # question itself recalls one of its facts
+                            abstention_empty += not any(
+                                not item.pinned or (item.profile and item.matched)
+                                for item in items)
                         if on_answer is not None:
                             await on_answer(q, list(pack(items, production_budget,
                                                          block_overhead_tokens=block_overhead_tokens).items))

@@ -26,8 +26,11 @@ class EvalItem:
         tokens: tokens of that line by the product's counter (>= 0).
         source_message_ids: platform message ids of the turns it came from, most relevant
             first where the engine knows an order (for LoCoMo: dia_ids such as ``"D3:7"``).
-        pinned: included regardless of rank (e.g. the last episode of the thread); still
-            costs tokens.
+        pinned: included regardless of rank (e.g. the last episode of the thread, profile
+            facts); still costs tokens.
+        profile: a fact of the profile block (pinned too).
+        matched: the question itself recalls it (its recall score reaches the threshold);
+            abstention counts a pinned item only then.
     """
 
     kind: str
@@ -35,6 +38,8 @@ class EvalItem:
     tokens: int
     source_message_ids: tuple[str, ...]
     pinned: bool = False
+    profile: bool = False
+    matched: bool = False
 
 
 @runtime_checkable

@@ -126,7 +126,9 @@ async def test_a_do_you_remember_question_does_not_recall_every_remember(harness
 
     async def recalled(question: str) -> list[str]:
         result = await harness.memory.recall(ctx, question, touch=False)
-        return [i.text for i in result.blocks.items if not i.pinned]
+        threshold = harness.memory.config.threshold  # profile facts count where they matched
+        return [i.text for i in result.blocks.items
+                if not i.pinned or (i.profile and i.score >= threshold)]
 
     found = await recalled("Do you remember that I'm vegetarian?")
     assert any("vegetarian" in t for t in found), found
