@@ -186,7 +186,8 @@ async def inspect_lines(store: SQLiteStore, who: str) -> list[str]:
         for item in p.get("items", []):
             session = (f", session {item['session_id']}" if item.get("session_id") is not None
                        else "")
-            pin = ", pinned" if item.get("pinned") else ""
+            pin = (", profile" if item.get("profile") else ", pinned" if item.get("pinned")
+                   else "")
             turns = (f", turns {_span(sources[item['key']])}" if item["key"] in sources
                      else ", gone since")  # deleted or forgotten after that reply
             out.append(f"    {item['key']} score {item['score']:.3f}, {item['tokens']} tokens"

@@ -121,7 +121,10 @@ async def test_start_up_purges_then_answers_then_takes_kept_updates(tmp_path):
             await _until(lambda: len(telegram.sent(BOB["id"])) >= 2, "both of Bob's answers")
             telegram.push(telegram.private(BOB, "new input after the restart"))
             await _until(lambda: len(telegram.sent(BOB["id"])) >= 3, "the answer to new input")
-            bob = telegram.sent(BOB["id"])
+            # a reply is streamed: its preview is edited into the final text
+            await _until(lambda: not any(t.endswith(" …") for t in telegram.seen(BOB["id"])),
+                         "Bob's answers written out")
+            bob = telegram.seen(BOB["id"])
             assert "answer to: what should I pack for the hike on Sunday?" in bob[0]
             assert "answer to: and one more thing for the hike" in bob[1]
             assert "answer to: new input after the restart" in bob[2]

@@ -54,7 +54,8 @@ async def test_inspect_follows_a_fact_from_its_message_to_the_prompt(tmp_path, c
                      r"\S+ \S+ to \S+ \S+, turns \d+-\d+ \(\d+\): ", text)
     # recall and assembly: the key, its score and tokens, the same source turn
     recall = next(line for line in lines if line.strip().startswith(f"fact:{fact_id} "))
-    assert re.search(rf"score \d\.\d{{3}}, \d+ tokens, turns {turn_id}: ", recall), recall
+    assert re.search(rf"score \d\.\d{{3}}, \d+ tokens, turns {turn_id}(, profile)?: ", recall), \
+        recall  # the profile holds the fact (it is in every prompt): marked so
     assert re.search(r"model offline: \d+ item\(s\), \d+ of 1000 memory tokens", text)
     assert "msg m77: do I still live in Linz?" in text
 

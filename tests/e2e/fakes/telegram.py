@@ -415,6 +415,20 @@ class FakeTelegram:
         """What users saw, one entry per message sent successfully."""
         return [m["visible"] for m in self.sent_messages(chat_id)]
 
+    def seen(self, chat_id: int) -> list[str]:
+        """What a user sees now, one entry per message sent successfully, each with its last
+        successful ``editMessageText`` applied (a streamed reply's preview becomes its final
+        text)."""
+        shown: dict[int, str] = {}
+        for c in self.calls:
+            if c.status != 200 or int(c.params.get("chat_id", 0)) != chat_id:
+                continue
+            if c.method == "sendMessage" and isinstance(c.result, dict):
+                shown[c.result["message_id"]] = self._visible(c.params)
+            elif c.method == "editMessageText" and int(c.params["message_id"]) in shown:
+                shown[int(c.params["message_id"])] = self._visible(c.params)
+        return list(shown.values())
+
     def _visible(self, params: dict) -> str:
         text = str(params.get("text", ""))
         return visible_html(text) if params.get("parse_mode") == "HTML" else text
