@@ -1,4 +1,5 @@
-"""One contract, run against every SearchIndex backend: the LanceDB index and the fake."""
+"""One contract, run against every SearchIndex backend: the LanceDB index, PostgreSQL (a real
+server started by the tests; skipped when it cannot start) and the fake."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from adapters.embedders import HashingEmbedder
 from memory.ports import ScopeFilter
 from memory.stores.inmemory import InMemoryIndex
 from memory.stores.lancedb import LanceIndex
+from memory.stores.postgres import PgSearchIndex
 from memory.text import search_text
 from memory.types import IndexItem, ItemKind
 
@@ -17,11 +19,15 @@ T = datetime(2026, 1, 1, tzinfo=timezone.utc)
 EMB = HashingEmbedder()
 
 
-@pytest.fixture(params=["lancedb", "lancedb-no-scope-cache", "inmemory"])
+@pytest.fixture(params=["lancedb", "lancedb-no-scope-cache",
+                        pytest.param("postgres", marks=pytest.mark.postgres), "inmemory"])
 async def index(request, tmp_path):
     if request.param.startswith("lancedb"):  # with and without the in-process scope vectors
         idx = await LanceIndex.open(tmp_path / "lancedb", embedder_name=EMB.name, dim=EMB.dim,
                                     scope_cache_bytes=0 if "no-" in request.param else 1 << 20)
+    elif request.param == "postgres":
+        url, schema = request.getfixturevalue("pg_schema")
+        idx = await PgSearchIndex.open(url, embedder_name=EMB.name, dim=EMB.dim, schema=schema)
     else:
         idx = InMemoryIndex()
     yield idx
