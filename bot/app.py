@@ -21,7 +21,7 @@ from bot.scheduler import MemoryScheduler
 from bot.settings import Settings
 from bot.usage import record_usage
 from memory.errors import ConfigError, StoreError
-from memory.ports import ChatModel, Clock, Embedder, StructuredModel, SystemClock
+from memory.ports import ChatModel, Clock, Embedder, SearchIndex, StructuredModel, SystemClock
 from memory.service import MemoryConfig, MemoryService
 from memory.stores.lancedb import LanceIndex
 from memory.stores.sqlite import SQLiteStore
@@ -36,7 +36,7 @@ class App:
 
     settings: Settings
     store: SQLiteStore
-    index: LanceIndex
+    index: SearchIndex
     memory: MemoryService
     engine: ConversationEngine
     scheduler: MemoryScheduler | None = None
@@ -165,8 +165,7 @@ async def build_app(
         lock.release()
         raise
     try:
-        index = await LanceIndex.open(folder / "lancedb", embedder_name=embedder.name,
-                                      dim=embedder.dim)
+        index = await open_index(settings, folder, embedder, scratch=data_dir is not None)
     except BaseException:
         await store.close()
         lock.release()
@@ -202,8 +201,32 @@ async def build_app(
     return app
 
 
+async def open_index(settings: Settings, folder: Path, embedder: Embedder, *,
+                     scratch: bool = False) -> SearchIndex:
+    """The search index of ``embedder``: LanceDB under ``folder``, or with ``DATABASE_URL`` the
+    PostgreSQL index in that database, held exclusively by this process (its rows are
+    reconciled with this data folder's SQLite at start-up; a second bot on the same database
+    is refused). ``scratch`` (a work folder handed to :func:`build_app`, as evaluation runs
+    do) puts the PostgreSQL tables in a new schema that closing the index drops, so such a
+    run never touches the live tables.
+
+    Raises:
+        StoreError: the index cannot be opened.
+    """
+    if settings.database_url is None:
+        return await LanceIndex.open(folder / "lancedb", embedder_name=embedder.name,
+                                     dim=embedder.dim)
+    from memory.stores.postgres import PgSearchIndex, redacted
+
+    url = settings.database_url.get_secret_value()
+    index = await PgSearchIndex.open(url, embedder_name=embedder.name, dim=embedder.dim,
+                                     scratch=scratch, exclusive=not scratch)
+    log.info("search index on postgresql url=%s schema=%s", redacted(url), index.schema)
+    return index
+
+
 async def reindex(settings: Settings) -> tuple[int, int]:
-    """Rebuild the LanceDB index of the configured embedder from SQLite: every key is
+    """Rebuild the search index of the configured embedder from SQLite: every key is
     deleted and written again. Returns ``(rows written, rows removed)``."""
     app = await build_app(settings)
     try:

@@ -71,6 +71,10 @@ class Settings(BaseSettings):
         Path("./data"), "path, relative to the working folder",
         "Folder holding the SQLite database, the LanceDB indexes and the logs.",
         env="MEMORY_BOT_DATA_DIR", default_text="./data")
+    database_url: SecretStr | None = _setting(
+        None, "secret, a `postgresql://` URL",
+        "In progress: selects the PostgreSQL search index (pgvector) instead of LanceDB; the "
+        "database stays SQLite under the data folder. Unset = LanceDB.")
     idle_timeout_seconds: float = _setting(
         1800.0, "seconds (float, at least 1)",
         "A session closes after this long without a turn in its thread.", ge=1)
@@ -229,6 +233,14 @@ class Settings(BaseSettings):
     def _http_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
             raise ValueError(f"{value!r} is not an http:// or https:// URL")
+        return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith(
+                ("postgresql://", "postgres://")):
+            raise ValueError("not a postgresql:// URL")
         return value
 
     @field_validator("discord_api_base_url")

@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from datetime import datetime, timezone
 
+import asyncpg
+import numpy as np
 import pytest
 
 from adapters.embedders import HashingEmbedder
@@ -15,6 +17,7 @@ from memory.errors import StoreError
 from memory.ports import ScopeFilter
 from memory.stores.lancedb import LanceIndex
 from memory.stores.postgres import PgSearchIndex
+from memory.stores.postgres.migrations import LATEST, TableNames, migrate
 from memory.stores.postgres.terms import B, K1, index_terms
 from memory.text import search_text
 from memory.types import IndexItem, ItemKind
@@ -156,6 +159,25 @@ async def test_replacing_and_deleting_keep_the_statistics_exact(pg, pg_schema):
         await fresh.close()
 
 
+async def test_an_upsert_larger_than_one_statement_writes_every_row_once(pg_schema):
+    url, schema = pg_schema
+    small = await PgSearchIndex.open(url, embedder_name="small-batches", dim=EMB.dim,
+                                     schema=schema, write_batch_rows=2)
+    whole = await PgSearchIndex.open(url, embedder_name="one-batch", dim=EMB.dim,
+                                     schema=schema)
+    try:
+        texts = [f"green tea number {i} with oolong and matcha and sencha" for i in range(7)]
+        for index in (small, whole):
+            await index.upsert(await rows(texts))
+        assert await small.keys() == await whole.keys() == {f"round:{i}" for i in range(1, 8)}
+        a = {h.key: (h.bm25, h.cosine) for h in await search(small, "oolong number 3")}
+        b = {h.key: (h.bm25, h.cosine) for h in await search(whole, "oolong number 3")}
+        assert a == b and len(a) == 7
+    finally:
+        await small.close()
+        await whole.close()
+
+
 async def test_reopening_migrates_once_and_a_changed_dimension_is_refused(pg_schema):
     url, schema = pg_schema
     first = await PgSearchIndex.open(url, embedder_name=EMB.name, dim=EMB.dim, schema=schema)
@@ -170,8 +192,116 @@ async def test_reopening_migrates_once_and_a_changed_dimension_is_refused(pg_sch
         await PgSearchIndex.open(url, embedder_name=EMB.name, dim=EMB.dim + 1, schema=schema)
 
 
+async def test_tables_at_every_earlier_version_migrate_to_the_latest_rows_kept(pg_schema):
+    url, schema = pg_schema
+    base = "memory_" + EMB.name.replace("-", "_")
+    for version in range(1, LATEST):
+        old = TableNames(f"{schema}_{version}", base)
+        conn = await asyncpg.connect(url)
+        try:
+            await conn.execute(f'CREATE SCHEMA "{old.schema}"')
+            assert await migrate(conn, old, EMB.dim, upto=version) == list(range(1, version + 1))
+            await conn.execute(
+                f"INSERT INTO {old.rows} VALUES ('round:1', 'round', 1, '', 'user:1', 'active', "
+                "'green tea', 'green tea', $1::text::vector, now())",
+                "[" + ",".join(["0.0625"] * EMB.dim) + "]")
+            await conn.execute(
+                f"INSERT INTO {old.postings} VALUES ('user:1', 'green', 'round:1', 'round', '', "
+                "'active', 1, 2), ('user:1', 'tea', 'round:1', 'round', '', 'active', 1, 2)")
+            await conn.execute(f"UPDATE {old.stats} SET rows_with_terms = 1, length = 2")
+            await conn.execute(f"INSERT INTO {old.terms} VALUES ('green', 1), ('tea', 1)")
+        finally:
+            await conn.close()
+        index = await PgSearchIndex.open(url, embedder_name=EMB.name, dim=EMB.dim,
+                                         schema=old.schema)
+        try:
+            assert await index.keys() == {"round:1"}
+            hits = await search(index, "green tea")
+            assert [h.key for h in hits] == ["round:1"] and hits[0].bm25 > 0
+        finally:
+            await index.close()
+        conn = await asyncpg.connect(url)
+        try:
+            assert {r["version"] for r in await conn.fetch(
+                f"SELECT version FROM {old.migrations}")} == set(range(1, LATEST + 1))
+            await conn.execute(f'DROP SCHEMA "{old.schema}" CASCADE')
+        finally:
+            await conn.close()
+
+
 async def test_an_unreachable_server_is_a_store_error_without_the_password(tmp_path):
     url = f"postgresql://bot:s3cret-pw@/memory?host={tmp_path}&connect_timeout=2"
     with pytest.raises(StoreError) as caught:
         await PgSearchIndex.open(url, embedder_name=EMB.name, dim=EMB.dim)
     assert "s3cret-pw" not in str(caught.value)
+
+
+
+def _near(vector, rng, noise=0.05):
+    """A unit vector a little off ``vector``."""
+    v = np.asarray(vector) + noise * rng.standard_normal(len(vector)) / math.sqrt(len(vector))
+    return (v / np.linalg.norm(v)).tolist()
+
+
+async def test_a_large_scope_searched_through_its_own_index_sees_only_its_rows(pg_schema):
+    url, schema = pg_schema
+    index = await PgSearchIndex.open(url, embedder_name=EMB.name, dim=EMB.dim, schema=schema,
+                                     large_scope_rows=300)
+    try:
+        query = await EMB.embed_query("green tea every morning")
+        # thread:1 is large: 300 rounds, and 60 facts of member 2 close around the query
+        # (distinct vectors: the index keeps equal ones as one entry); member 1 has 3 facts
+        # there, one superseded
+        rng = np.random.default_rng(5)
+        far = [IndexItem(key=f"round:{i}", kind=ItemKind.ROUND, item_id=i, owner="",
+                         scope="thread:1", status="active", text=f"round {i}",
+                         search_text=f"round {i}", created_at=T,
+                         vector=_near(query, rng, noise=rng.uniform(0.5, 3.0)))
+                  for i in range(1, 301)]
+        theirs = [IndexItem(key=f"fact:{i}", kind=ItemKind.FACT, item_id=i, owner="2",
+                            scope="thread:1", status="active", text="green tea",
+                            search_text="green tea", vector=_near(query, rng), created_at=T)
+                  for i in range(1000, 1060)]
+        mine = await rows(["alice drinks green tea every morning", "alice likes oolong",
+                           "alice liked matcha every morning"], scope="thread:1", owner="1",
+                          kind=ItemKind.FACT, start=2000)
+        mine[2] = IndexItem(**{**{f: getattr(mine[2], f) for f in IndexItem.__slots__},
+                               "status": "superseded"})
+        # another scope lying exactly on the query too, never seen from thread:1
+        elsewhere = [IndexItem(key=f"round:{i}", kind=ItemKind.ROUND, item_id=i, owner="",
+                               scope="thread:2", status="active", text="green tea",
+                               search_text="green tea", vector=_near(query, rng),
+                               created_at=T)
+                     for i in range(3000, 3400)]
+        await index.upsert(far + theirs + mine + elsewhere)
+        await index.compact()
+        assert await index.index_large_scopes() == []  # built once
+        table = f'"{schema}"."memory_hashing_256_v1"'
+        async with index._pool.acquire() as conn:
+            built = {r["scope"] for r in await conn.fetch(
+                f'SELECT scope FROM "{schema}"."memory_hashing_256_v1_large_scopes"')}
+            approximate = (f"SELECT key FROM {table} WHERE scope = 'thread:1' "
+                           "AND (kind <> 'fact' OR (owner = '1' AND status = 'active')) "
+                           "ORDER BY vector <=> $1 LIMIT 5")
+            plan = "\n".join(r[0] for r in await conn.fetch(f"EXPLAIN {approximate}", query))
+            # the index alone: member 2's facts fill its 40 candidates, filtered after it
+            short = await conn.fetch(approximate, query)
+        assert built == {"thread:1", "thread:2"}
+        assert "hnsw" in plan  # the partial index serves this scope's dense search
+        assert len(short) < 5
+
+        visible = {r.key: r for r in far + mine[:2]}
+        exact = sorted(visible, key=lambda k: -sum(a * b for a, b in
+                                                    zip(query, visible[k].vector)))
+        for limit in (5, 50):
+            hits = await index.search(vector=query, text="", limit=limit,
+                                      where=ScopeFilter(scope="thread:1", owner="1"))
+            keys = [h.key for h in hits]
+            assert len(keys) == limit and set(keys) <= set(visible)  # k met, scope kept
+            assert len(set(keys) & set(exact[:limit])) >= 0.8 * limit
+        # member 2 sees their own facts first, and none of member 1's
+        hits = await index.search(vector=query, text="", limit=10,
+                                  where=ScopeFilter(scope="thread:1", owner="2"))
+        assert len(hits) == 10 and all(1000 <= h.item_id < 1060 for h in hits)
+    finally:
+        await index.close()

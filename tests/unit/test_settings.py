@@ -24,6 +24,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 # project chose itself (SDK defaults, the vetted default, calibrated values).
 CONTRACT_DEFAULTS = {
     "MEMORY_BOT_DATA_DIR": "./data",
+    "DATABASE_URL": UNSET_TEXT,
     "IDLE_TIMEOUT_SECONDS": "1800",
     "MAX_WORKING_MESSAGES": "30",
     "MAX_WORKING_TOKENS": "4000",
@@ -62,7 +63,7 @@ CONTRACT_DEFAULTS = {
     "SHUTDOWN_GRACE_SECONDS": "20",
 }
 SECRETS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "TELEGRAM_BOT_TOKEN",
-           "TELEGRAM_WEBHOOK_SECRET", "DISCORD_BOT_TOKEN")
+           "TELEGRAM_WEBHOOK_SECRET", "DISCORD_BOT_TOKEN", "DATABASE_URL")
 
 
 @pytest.fixture(autouse=True)
@@ -174,6 +175,7 @@ def test_settings_are_frozen() -> None:
 
 def test_secrets_are_masked_in_repr_and_describe() -> None:
     environ = {name: f"secret-value-of-{name.lower()}" for name in SECRETS}
+    environ["DATABASE_URL"] = "postgresql://bot:secret-value-of-database_url@db/memory"
     settings = load(**environ, ANTHROPIC_BASE_URL="http://127.0.0.1:9/")
     lines = settings.describe()
     for text in (repr(settings), str(settings), "\n".join(lines)):
@@ -191,6 +193,15 @@ def test_describe_lists_every_setting_once() -> None:
     assert [line.split("=", 1)[0] for line in lines] == list(Settings.env_names())
     assert "ALLOWED_USERS=console:bob" in lines
     assert f"ANTHROPIC_API_KEY={UNSET_TEXT}" in lines
+
+
+def test_a_database_url_is_a_postgresql_url_and_never_echoed() -> None:
+    url = "postgresql://bot:pw-do-not-print@db.internal:5432/memory"
+    assert load(DATABASE_URL=url).database_url.get_secret_value() == url
+    for bad in ("mysql://bot:pw-do-not-print@db/memory", "bot:pw-do-not-print@db/memory"):
+        with pytest.raises(ConfigError, match="DATABASE_URL: not a postgresql:// URL") as info:
+            load(DATABASE_URL=bad)
+        assert "pw-do-not-print" not in str(info.value)
 
 
 def test_a_bad_secret_is_named_but_not_echoed() -> None:

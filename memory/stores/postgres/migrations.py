@@ -1,7 +1,7 @@
 """Versioned migrations of the PostgreSQL search index's tables.
 
 Each embedder has its own tables (as each has its own LanceDB table, ``memory_<embedder>``):
-the rows, their term statistics and the table totals. ``memory_search_migrations`` records
+the rows, their postings (row x term), the term statistics and the table totals. ``memory_search_migrations`` records
 which version each embedder's tables are at; :func:`migrate` brings them to the newest one in
 one transaction, holding an advisory lock so that processes starting together migrate once.
 A migration is a function of the table names and the vector size returning SQL statements, and
@@ -44,6 +44,11 @@ class TableNames:
         return self._q()
 
     @property
+    def postings(self) -> str:
+        """Per row and distinct term: the term's count in the row and the row's length."""
+        return self._q("_postings")
+
+    @property
     def terms(self) -> str:
         """Per term, the number of rows holding it (BM25's document frequency)."""
         return self._q("_terms")
@@ -53,6 +58,11 @@ class TableNames:
         """One row: the number of rows with at least one term, and the sum of all rows' lengths
         in terms (BM25's N and N * avgdl)."""
         return self._q("_stats")
+
+    @property
+    def large_scopes(self) -> str:
+        """The scopes that have an approximate index of their own, with its name."""
+        return self._q("_large_scopes")
 
     @property
     def migrations(self) -> str:
@@ -75,13 +85,24 @@ def _v1(t: TableNames, dim: int) -> list[str]:
             status text NOT NULL,
             text text NOT NULL,
             search_text text NOT NULL,
-            terms tsvector NOT NULL,
-            length integer NOT NULL,
             vector vector({int(dim)}) NOT NULL,
             created_at timestamptz NOT NULL
         )""",
-        f"CREATE INDEX {t.index('scope_idx')} ON {t.rows} (scope, kind, owner, status)",
-        f"CREATE INDEX {t.index('terms_idx')} ON {t.rows} USING gin (terms)",
+        f"CREATE INDEX {t.index('scope_idx')} ON {t.rows} (scope)",
+        # one row per (row, distinct term): what BM25 needs of a row, narrow, so a query reads
+        # only the postings of its own terms in its own scope (the primary key's prefix)
+        f"""CREATE TABLE {t.postings} (
+            scope text NOT NULL,
+            term text NOT NULL,
+            key text NOT NULL,
+            kind text NOT NULL,
+            owner text NOT NULL,
+            status text NOT NULL,
+            count integer NOT NULL,
+            length integer NOT NULL,
+            PRIMARY KEY (scope, term, key)
+        )""",
+        f"CREATE INDEX {t.index('postings_key_idx')} ON {t.postings} (key)",
         f"CREATE TABLE {t.terms} (term text PRIMARY KEY, rows bigint NOT NULL)",
         f"""CREATE TABLE {t.stats} (
             only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
@@ -89,6 +110,17 @@ def _v1(t: TableNames, dim: int) -> list[str]:
             length bigint NOT NULL
         )""",
         f"INSERT INTO {t.stats} (rows_with_terms, length) VALUES (0, 0)",
+    ]
+
+
+def _v2(t: TableNames, dim: int) -> list[str]:
+    return [
+        f"""CREATE TABLE {t.large_scopes} (
+            scope text PRIMARY KEY,
+            index_name text NOT NULL UNIQUE,
+            rows_at_build bigint NOT NULL,
+            built_at timestamptz NOT NULL DEFAULT now()
+        )""",
     ]
 
 
@@ -103,12 +135,15 @@ class Migration:
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "rows with vector and terms, term statistics, totals", _v1),
+    Migration(2, "registry of the scopes with an approximate index of their own", _v2),
 )
 LATEST = MIGRATIONS[-1].version
 
 
-async def migrate(conn: asyncpg.Connection, names: TableNames, dim: int) -> list[int]:
-    """Bring one embedder's tables to :data:`LATEST`; returns the versions applied now.
+async def migrate(conn: asyncpg.Connection, names: TableNames, dim: int, *,
+                  upto: int | None = None) -> list[int]:
+    """Bring one embedder's tables to version ``upto`` (default: :data:`LATEST`; earlier ones
+    for tests of the migrations); returns the versions applied now.
 
     Runs in one transaction under an advisory lock keyed by the table, so a concurrent start
     waits and then finds nothing to do. The caller maps driver errors.
@@ -126,7 +161,7 @@ async def migrate(conn: asyncpg.Connection, names: TableNames, dim: int) -> list
             f"SELECT version FROM {names.migrations} WHERE table_name = $1", names.base)}
         applied = []
         for migration in MIGRATIONS:
-            if migration.version in done:
+            if migration.version in done or (upto is not None and migration.version > upto):
                 continue
             for statement in migration.statements(names, dim):
                 await conn.execute(statement)

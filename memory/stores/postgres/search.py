@@ -8,11 +8,19 @@ by the scope inside the query (:class:`memory.ports.ScopeFilter`):
   through the B-tree index on ``scope``. No approximate (HNSW/IVFFlat) index covers the table:
   pgvector 0.6 filters an approximate scan's candidates after the scan (no iterative index
   scans before 0.8), so a scope filter over a shared approximate index can return fewer than
-  k rows (pgvector's README, "Filtering"). ``cosine = 1 - (vector <=> query)``;
-* lexical: rows whose terms match any query term (``@@`` through the GIN index on ``terms``),
-  scored by BM25 in SQL over the statistics the writes keep (``memory/stores/postgres/terms.py``
-  defines the terms and the formula; the numbers equal LanceDB's for the same rows), best
-  ``limit`` returned, each with its cosine too.
+  k rows (pgvector's README, "Filtering"). A scope of at least :data:`LARGE_SCOPE_ROWS` rows
+  gets an HNSW index of its own when the index is compacted (:meth:`PgSearchIndex.compact`),
+  partial on ``scope = '<that scope>'``, so every candidate it yields is in the scope; the
+  owner and status conditions still filter after it, so when it yields fewer than k rows the
+  exact scan runs instead: a search never returns fewer rows than the scope holds, up to k.
+  The HNSW search is approximate (measured in docs/benchmarks.md, "PostgreSQL search").
+  ``cosine = 1 - (vector <=> query)``;
+* lexical: BM25 in SQL over the postings (one narrow row per row and distinct term, keyed by
+  scope and term) of the query's terms in the scope, and the statistics the writes keep
+  (``memory/stores/postgres/terms.py`` defines the terms and the formula; the numbers equal
+  LanceDB's for the same rows); best ``limit`` returned, each with its cosine too. The terms
+  are made by the application (jieba for Chinese), so no PostgreSQL text-search
+  configuration is involved.
 
 Writes replace rows by key and update the term statistics and totals in the same transaction,
 under a transaction-level advisory lock per table: index writes from all processes on the
@@ -23,8 +31,10 @@ exact and rules out deadlocks between writers touching the same terms.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import re
+import uuid
 from collections import Counter
 from collections.abc import Sequence
 
@@ -34,14 +44,31 @@ import numpy as np
 from memory.errors import StoreError
 from memory.ports import ScopeFilter
 from memory.stores.postgres.connection import mapped, open_pool, redacted
-from memory.stores.postgres.migrations import TableNames, migrate
-from memory.stores.postgres.terms import B, K1, index_terms, tsquery_literal, tsvector_literal
+from memory.stores.postgres.migrations import TableNames, ident, migrate
+from memory.stores.postgres.terms import B, K1, index_terms
 from memory.types import IndexHit, IndexItem, ItemKind
 
 log = logging.getLogger(__name__)
 
 WRITE_BATCH_ROWS = 1000
 """Rows per insert statement of one upsert (each statement carries its rows as arrays)."""
+LARGE_SCOPE_ROWS = 50_000
+"""Rows from which a scope gets an approximate (HNSW) index of its own at :meth:`compact`;
+below it the exact scan is fast enough (docs/benchmarks.md, "PostgreSQL search")."""
+LARGE_SCOPES_REFRESH_S = 60.0
+"""How often, in seconds, a search re-reads which scopes have their own index (another process
+may have built one; until then this one scans exactly, which is correct, only slower)."""
+HNSW_EF_SEARCH_PER_ROW = 4
+"""``hnsw.ef_search`` (candidates an HNSW scan keeps) per row asked for, at least pgvector's
+default 40 and at most its maximum 1000: candidates of other owners or superseded facts are
+dropped after the scan, so it looks further than k."""
+
+
+def _literal(value: str) -> str:
+    """``value`` as an SQL string literal (quotes doubled; ``standard_conforming_strings`` is on
+    by default since PostgreSQL 9.1). Used only for a scope in a partial index's predicate and
+    the query that must match it, which the planner can only match against a literal."""
+    return "'" + value.replace("'", "''") + "'"
 
 
 def table_name(embedder_name: str) -> str:
@@ -61,15 +88,26 @@ class PgSearchIndex:
     """A :class:`memory.ports.SearchIndex` on PostgreSQL with pgvector. Create with
     :meth:`open`."""
 
-    def __init__(self, pool: asyncpg.Pool, names: TableNames, dim: int) -> None:
+    def __init__(self, pool: asyncpg.Pool, names: TableNames, dim: int, *,
+                 large_scope_rows: int = LARGE_SCOPE_ROWS,
+                 write_batch_rows: int = WRITE_BATCH_ROWS, drop_schema: bool = False,
+                 holder: asyncpg.Connection | None = None) -> None:
         self._pool = pool
+        self.write_batch_rows = write_batch_rows
+        self._drop_schema = drop_schema  # a scratch schema, dropped by close()
+        self._holder = holder  # the connection holding the exclusive lock, if any
         self._names = names
         self._dim = dim
         self._write_lock_key = f"memory-bot search writes {names.schema}.{names.base}"
+        self.large_scope_rows = large_scope_rows
+        self._large: set[str] = set()  # scopes with an HNSW index of their own
+        self._large_read_at = float("-inf")  # event-loop time of the last read of that set
 
     @classmethod
-    async def open(cls, url: str, *, embedder_name: str, dim: int, schema: str = "public",
-                   pool_size: int = 4) -> "PgSearchIndex":
+    async def open(cls, url: str, *, embedder_name: str, dim: int, schema: str | None = None,
+                   scratch: bool = False, exclusive: bool = False, pool_size: int = 4,
+                   large_scope_rows: int = LARGE_SCOPE_ROWS,
+                   write_batch_rows: int = WRITE_BATCH_ROWS) -> "PgSearchIndex":
         """Connect to ``url`` (``postgresql://...``) and migrate the embedder's tables in
         ``schema`` (which must exist).
 
@@ -77,33 +115,66 @@ class PgSearchIndex:
             url: the database; its password never appears in logs or errors.
             embedder_name: the embedder whose vectors the table holds.
             dim: their length.
-            schema: the schema of the tables.
+            schema: the schema of the tables; None: the connection's current schema (the
+                first of its ``search_path`` that exists, ``public`` unless the URL sets
+                ``?search_path=...``).
+            scratch: instead of ``schema``, create a new schema ``scratch_<hex>`` that
+                :meth:`close` drops with everything in it (evaluation runs, never the live
+                tables).
+            exclusive: hold a session advisory lock on the tables for as long as the index is
+                open, so that a second process opening them exclusively is refused (the
+                bot's index is rebuilt from its own database at start-up, and two bots with
+                different databases would remove each other's rows).
             pool_size: most connections this index opens (a search uses two at once).
+            large_scope_rows: rows from which :meth:`compact` gives a scope its own
+                approximate index (see the module docstring).
+            write_batch_rows: rows per insert statement of an upsert.
 
         Raises:
-            StoreError: the database cannot be reached, pgvector is missing, or the table holds
+            StoreError: the database cannot be reached, pgvector is missing, the table holds
                 vectors of another length (a changed embedder under the same name; run
-                ``memory-bot reindex``).
+                ``memory-bot reindex``), or ``exclusive`` and another process holds the tables.
         """
-        pool = await open_pool(url, max_size=max(2, pool_size))
-        names = TableNames(schema, table_name(embedder_name))
+        pool = await open_pool(url, max_size=max(2, pool_size) + (1 if exclusive else 0))
+        holder = None
         try:
             async with mapped("search index migration"), pool.acquire() as conn:
+                if scratch:
+                    schema = f"scratch_{uuid.uuid4().hex[:16]}"
+                    await conn.execute(f"CREATE SCHEMA {ident(schema)}")
+                elif schema is None:
+                    schema = await conn.fetchval("SELECT current_schema()")
+                    if schema is None:
+                        raise StoreError("the URL's search_path names no existing schema")
+                names = TableNames(schema, table_name(embedder_name))
                 applied = await migrate(conn, names, dim)
                 have = await conn.fetchval(
                     "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
                     "WHERE attrelid = $1::regclass AND attname = 'vector'", names.rows)
+            if have != f"vector({dim})":
+                raise StoreError(f"index table {names.base} holds {have} but the embedder "
+                                 f"gives {dim}-d vectors; run `memory-bot reindex`")
+            if exclusive:
+                async with mapped("search index lock"):
+                    holder = await pool.acquire()
+                    if not await holder.fetchval(
+                            "SELECT pg_try_advisory_lock(hashtext($1))",
+                            f"memory-bot search index {names.schema}.{names.base}"):
+                        raise StoreError(
+                            f"another memory-bot process uses the search index {names.base} "
+                            f"of {redacted(url)}; stop it first")
         except BaseException:
+            if holder is not None:
+                await pool.release(holder)
+            if scratch and schema is not None:
+                await _drop(pool, schema)
             await pool.close()
             raise
-        if have != f"vector({dim})":
-            await pool.close()
-            raise StoreError(f"index table {names.base} holds {have} but the embedder gives "
-                             f"{dim}-d vectors; run `memory-bot reindex`")
         if applied:
             log.info("postgres search index migrated table=%s versions=%s url=%s", names.base,
                      ",".join(map(str, applied)), redacted(url))
-        return cls(pool, names, dim)
+        return cls(pool, names, dim, large_scope_rows=large_scope_rows,
+                   write_batch_rows=write_batch_rows, drop_schema=scratch, holder=holder)
 
     # ------------------------------------------------------------------------------ writes
 
@@ -125,46 +196,73 @@ class PgSearchIndex:
         async with mapped("index upsert"), self._pool.acquire() as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))",
                                self._write_lock_key)
-            old = await conn.fetch(
-                f"DELETE FROM {t.rows} WHERE key = ANY($1::text[]) "
-                "RETURNING tsvector_to_array(terms) AS terms, length", [r.key for r in rows])
-            term_rows: Counter[str] = Counter()
-            for row in old:
-                term_rows.subtract(row["terms"])
-            length = -sum(row["length"] for row in old)
+            keys = [r.key for r in rows]
+            replaced = await conn.fetchval(
+                f"WITH gone AS (DELETE FROM {t.rows} WHERE key = ANY($1::text[]) RETURNING 1) "
+                "SELECT count(*) FROM gone", keys)
+            term_rows, old_rows, length = await self._drop_postings(conn, keys)
             columns: dict[str, list] = {name: [] for name in (
                 "key", "kind", "item_id", "owner", "scope", "status", "text", "search_text",
-                "terms", "length", "vector", "created_at")}
+                "created_at")}
+            postings: dict[str, list] = {name: [] for name in (
+                "scope", "term", "key", "kind", "owner", "status", "count", "length")}
+            new_rows = 0
             for item in rows:
-                terms = index_terms(item.search_text)
-                literal, n = tsvector_literal(terms)
-                term_rows.update(set(terms))
+                counts = Counter(index_terms(item.search_text))
+                n = sum(counts.values())
+                term_rows.update(counts.keys())
+                new_rows += 1 if n else 0
                 length += n
-                for name, value in (
-                        ("key", item.key), ("kind", item.kind.value), ("item_id", item.item_id),
-                        ("owner", item.owner), ("scope", item.scope), ("status", item.status),
-                        ("text", item.text), ("search_text", item.search_text),
-                        ("terms", literal), ("length", n), ("vector", item.vector),
-                        ("created_at", item.created_at)):
-                    columns[name].append(value)
-            for start in range(0, len(rows), WRITE_BATCH_ROWS):
-                part = {k: v[start:start + WRITE_BATCH_ROWS] for k, v in columns.items()}
-                # the vectors travel as one flat float4 array, row i's at [i*dim+1, (i+1)*dim]
-                flat = np.asarray(part["vector"], dtype=np.float32).reshape(-1)
+                for name in columns:
+                    value = getattr(item, name)
+                    columns[name].append(value.value if name == "kind" else value)
+                for term, count in counts.items():
+                    for name, value in (("scope", item.scope), ("term", term), ("key", item.key),
+                                        ("kind", item.kind.value), ("owner", item.owner),
+                                        ("status", item.status),
+                                        ("count", count), ("length", n)):
+                        postings[name].append(value)
+            flat = np.asarray([r.vector for r in rows], dtype=np.float32).reshape(-1)
+            for start in range(0, len(rows), self.write_batch_rows):
+                end = start + self.write_batch_rows
+                part = {k: v[start:end] for k, v in columns.items()}
+                # the vectors travel as one flat float4 array, row n's at [(n-1)*dim+1, n*dim]
                 await conn.execute(
                     f"INSERT INTO {t.rows} (key, kind, item_id, owner, scope, status, text, "
-                    "search_text, terms, length, vector, created_at) "
-                    "SELECT k, kd, i, o, s, st, tx, se, te::tsvector, l, "
-                    "($11::float4[])[(n - 1) * $13 + 1 : n * $13]::vector, c FROM unnest("
+                    "search_text, vector, created_at) "
+                    "SELECT k, kd, i, o, s, st, tx, se, "
+                    "($9::float4[])[(n - 1) * $11 + 1 : n * $11]::vector, c FROM unnest("
                     "$1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], "
-                    "$7::text[], $8::text[], $9::text[], $10::int[], $12::timestamptz[]) "
-                    "WITH ORDINALITY AS u(k, kd, i, o, s, st, tx, se, te, l, c, n)",
+                    "$7::text[], $8::text[], $10::timestamptz[]) "
+                    "WITH ORDINALITY AS u(k, kd, i, o, s, st, tx, se, c, n)",
                     part["key"], part["kind"], part["item_id"], part["owner"], part["scope"],
-                    part["status"], part["text"], part["search_text"], part["terms"],
-                    part["length"], flat, part["created_at"], self._dim)
-            await self._count(conn, term_rows, sum(1 for n in columns["length"] if n)
-                              - sum(1 for row in old if row["length"]), length)
-        log.info("index upsert rows=%d replaced=%d", len(rows), len(old))
+                    part["status"], part["text"], part["search_text"],
+                    flat[start * self._dim:end * self._dim], part["created_at"], self._dim)
+            step = self.write_batch_rows * 16  # postings: about 16 terms a row
+            for start in range(0, len(postings["key"]), step):
+                part = {k: v[start:start + step] for k, v in postings.items()}
+                await conn.execute(
+                    f"INSERT INTO {t.postings} (scope, term, key, kind, owner, status, count, "
+                    "length) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], "
+                    "$4::text[], $5::text[], $6::text[], $7::int[], $8::int[])",
+                    *part.values())
+            await self._count(conn, term_rows, new_rows - old_rows, length)
+        log.info("index upsert rows=%d replaced=%d", len(rows), replaced)
+
+    async def _drop_postings(self, conn: asyncpg.Connection, keys: list[str]
+                             ) -> tuple[Counter[str], int, int]:
+        """Delete the postings of ``keys``; returns what that takes off the statistics: per
+        term the rows that held it (negative counts), the rows that had terms, and minus their
+        summed length."""
+        gone = await conn.fetch(
+            f"DELETE FROM {self._names.postings} WHERE key = ANY($1::text[]) "
+            "RETURNING key, term, length", keys)
+        term_rows: Counter[str] = Counter()
+        lengths: dict[str, int] = {}
+        for row in gone:
+            term_rows[row["term"]] -= 1
+            lengths[row["key"]] = row["length"]
+        return term_rows, len(lengths), -sum(lengths.values())
 
     async def _count(self, conn: asyncpg.Connection, term_rows: Counter[str], rows: int,
                      length: int) -> None:
@@ -199,15 +297,12 @@ class PgSearchIndex:
         async with mapped("index delete"), self._pool.acquire() as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))",
                                self._write_lock_key)
-            old = await conn.fetch(
-                f"DELETE FROM {t.rows} WHERE key = ANY($1::text[]) "
-                "RETURNING tsvector_to_array(terms) AS terms, length", list(keys))
-            term_rows: Counter[str] = Counter()
-            for row in old:
-                term_rows.subtract(row["terms"])
-            await self._count(conn, term_rows, -sum(1 for r in old if r["length"]),
-                              -sum(r["length"] for r in old))
-        log.info("index delete rows=%d", len(old))
+            deleted = await conn.fetchval(
+                f"WITH gone AS (DELETE FROM {t.rows} WHERE key = ANY($1::text[]) RETURNING 1) "
+                "SELECT count(*) FROM gone", list(keys))
+            term_rows, old_rows, length = await self._drop_postings(conn, list(keys))
+            await self._count(conn, term_rows, -old_rows, length)
+        log.info("index delete rows=%d", deleted)
 
     # ------------------------------------------------------------------------------ search
 
@@ -241,16 +336,43 @@ class PgSearchIndex:
     async def _dense(self, vector: Sequence[float], where: ScopeFilter, limit: int):
         t = self._names
         async with self._pool.acquire() as conn:
+            if where.scope in await self._large_scopes(conn):
+                # the scope as a literal, so the planner can match the partial index
+                ef = min(1000, max(40, HNSW_EF_SEARCH_PER_ROW * limit))
+                async with conn.transaction():
+                    await conn.execute(f"SET LOCAL hnsw.ef_search = {ef}")
+                    rows = await conn.fetch(
+                        f"SELECT key, kind, item_id, 1 - (vector <=> $1) AS cosine "
+                        f"FROM {t.rows} WHERE scope = {_literal(where.scope)} AND "
+                        "(kind <> 'fact' OR (owner = $2 AND ($3 OR status = 'active'))) "
+                        "ORDER BY vector <=> $1 LIMIT $4",
+                        vector, where.owner, where.include_history, limit)
+                if len(rows) >= limit:
+                    return rows
+            # exact: ordered by the cosine itself, which no HNSW index can serve (it serves only
+            # ``ORDER BY vector <=> const``; a custom plan for a large scope's value would
+            # otherwise pick that scope's partial index and filter its candidates after it)
             return await conn.fetch(
                 f"SELECT key, kind, item_id, 1 - (vector <=> $1) AS cosine FROM {t.rows} "
-                f"WHERE {_visible()} ORDER BY vector <=> $1 LIMIT $5",
+                f"WHERE {_visible()} ORDER BY cosine DESC, key LIMIT $5",
                 vector, where.scope, where.owner, where.include_history, limit)
+
+    async def _large_scopes(self, conn: asyncpg.Connection) -> set[str]:
+        """The scopes with an index of their own, re-read every
+        :data:`LARGE_SCOPES_REFRESH_S`."""
+        now = asyncio.get_running_loop().time()
+        if now - self._large_read_at >= LARGE_SCOPES_REFRESH_S:
+            self._large = {r["scope"] for r in await conn.fetch(
+                f"SELECT scope FROM {self._names.large_scopes}")}
+            self._large_read_at = now
+        return self._large
 
     async def _lexical(self, vector: Sequence[float], terms: list[str], where: ScopeFilter,
                        limit: int):
         t = self._names
         # q: each query term (repeats kept, as BM25 sums over the query's terms) with its idf
-        # over the whole table; the lateral sum is BM25's per-row sum over the matched terms.
+        # over the whole table; top: BM25 of the scope's visible rows from the postings of
+        # those terms alone, best ``limit``; then their vectors for the cosine.
         async with self._pool.acquire() as conn:
             return await conn.fetch(
                 f"""WITH totals AS (
@@ -260,19 +382,18 @@ class PgSearchIndex:
                     q AS (
                         SELECT w.term, ln(1 + (totals.n - d.rows + 0.5) / (d.rows + 0.5)) AS idf
                         FROM unnest($6::text[]) AS w(term)
-                        JOIN {t.terms} AS d ON d.term = w.term CROSS JOIN totals)
-                SELECT r.key, r.kind, r.item_id, 1 - (r.vector <=> $1) AS cosine, s.bm25
-                FROM {t.rows} AS r CROSS JOIN totals
-                CROSS JOIN LATERAL (
-                    SELECT sum(q.idf * {K1 + 1} * cardinality(u.positions)
-                               / (cardinality(u.positions)
-                                  + {K1} * (1 - {B} + {B} * r.length / totals.avgdl))) AS bm25
-                    FROM unnest(r.terms) AS u JOIN q ON q.term = u.lexeme) AS s
-                WHERE {_visible("r.")}
-                  AND r.terms @@ $7::tsquery
-                ORDER BY s.bm25 DESC, r.key LIMIT $5""",
-                vector, where.scope, where.owner, where.include_history, limit, terms,
-                tsquery_literal(terms))
+                        JOIN {t.terms} AS d ON d.term = w.term CROSS JOIN totals),
+                    top AS (
+                        SELECT p.key, sum(q.idf * {K1 + 1} * p.count / (p.count
+                               + {K1} * (1 - {B} + {B} * p.length / totals.avgdl))) AS bm25
+                        FROM q JOIN {t.postings} AS p ON p.scope = $2 AND p.term = q.term
+                        CROSS JOIN totals
+                        WHERE p.kind <> 'fact' OR (p.owner = $3 AND ($4 OR p.status = 'active'))
+                        GROUP BY p.key ORDER BY bm25 DESC, p.key LIMIT $5)
+                SELECT r.key, r.kind, r.item_id, 1 - (r.vector <=> $1) AS cosine, top.bm25
+                FROM top JOIN {t.rows} AS r ON r.key = top.key
+                ORDER BY top.bm25 DESC, r.key""",
+                vector, where.scope, where.owner, where.include_history, limit, terms)
 
     # ------------------------------------------------------------------------------ upkeep
 
@@ -287,17 +408,78 @@ class PgSearchIndex:
             return await conn.fetchval(f"SELECT count(*) FROM {self._names.rows}")
 
     async def compact(self) -> None:
-        """``VACUUM (ANALYZE)`` the tables: space of deleted and replaced rows reused, planner
-        statistics fresh. Searches are exact and complete without it."""
+        """``VACUUM (ANALYZE)`` the tables (space of deleted and replaced rows reused, planner
+        statistics fresh), then :meth:`index_large_scopes`. Searches are exact and complete
+        without it.
+
+        Raises:
+            StoreError: a statement failed.
+        """
         t = self._names
         async with mapped("index vacuum"), self._pool.acquire() as conn:
-            for table in (t.rows, t.terms, t.stats):
+            for table in (t.rows, t.postings, t.terms, t.stats):
                 await conn.execute(f"VACUUM (ANALYZE) {table}")
-        log.info("index compacted")
+        made = await self.index_large_scopes()
+        log.info("index compacted scope_indexes_built=%d", len(made))
+
+    async def index_large_scopes(self) -> list[str]:
+        """Build an HNSW index (cosine, pgvector's defaults ``m=16``, ``ef_construction=64``)
+        partial on each scope holding at least ``large_scope_rows`` rows that has none yet;
+        returns those scopes. Built ``CONCURRENTLY``, so writes go on meanwhile; an index a
+        failed build left invalid is dropped and built again.
+
+        Raises:
+            StoreError: a build failed.
+        """
+        t = self._names
+        made = []
+        async with mapped("scope index build"), self._pool.acquire() as conn:
+            due = [r["scope"] for r in await conn.fetch(
+                f"SELECT scope FROM {t.rows} GROUP BY scope HAVING count(*) >= $1 "
+                f"EXCEPT SELECT scope FROM {t.large_scopes}", self.large_scope_rows)]
+            for scope in sorted(due):
+                name = f"{t.base}_hnsw_{hashlib.sha256(scope.encode()).hexdigest()[:16]}"
+                await conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS "
+                                   f"{ident(t.schema)}.{ident(name)}")
+                started = asyncio.get_running_loop().time()
+                await conn.execute(
+                    f"CREATE INDEX CONCURRENTLY {ident(name)} ON {t.rows} "
+                    f"USING hnsw (vector vector_cosine_ops) WHERE scope = {_literal(scope)}")
+                rows = await conn.fetchval(f"SELECT count(*) FROM {t.rows} WHERE scope = $1",
+                                           scope)
+                await conn.execute(
+                    f"INSERT INTO {t.large_scopes} (scope, index_name, rows_at_build) "
+                    "VALUES ($1, $2, $3) ON CONFLICT (scope) DO NOTHING", scope, name, rows)
+                log.info("scope index built rows=%d s=%.1f", rows,
+                         asyncio.get_running_loop().time() - started)
+                made.append(scope)
+        self._large_read_at = float("-inf")  # read the set again at the next search
+        return made
+
+    @property
+    def schema(self) -> str:
+        """The schema holding the tables (a scratch schema's generated name)."""
+        return self._names.schema
 
     async def close(self) -> None:
-        """Close the connections."""
-        await self._pool.close()
+        """Drop a scratch schema, release the exclusive lock, close the connections."""
+        try:
+            if self._drop_schema:
+                await _drop(self._pool, self._names.schema)
+            if self._holder is not None:
+                holder, self._holder = self._holder, None
+                await self._pool.release(holder)  # ends its session lock with the pool
+        finally:
+            await self._pool.close()
+
+
+async def _drop(pool: asyncpg.Pool, schema: str) -> None:
+    """Drop ``schema`` and everything in it; a failure is logged (nothing else to do)."""
+    try:
+        async with pool.acquire() as conn:
+            await conn.execute(f"DROP SCHEMA IF EXISTS {ident(schema)} CASCADE")
+    except (asyncpg.PostgresError, OSError) as exc:
+        log.warning("could not drop the scratch schema %s: %s", schema, exc)
 
 
 __all__ = ["PgSearchIndex", "table_name"]

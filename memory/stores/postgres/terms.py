@@ -4,11 +4,11 @@ makes them, so that both backends give the recall core the same ``bm25`` for the
 Text arrives segmented by :func:`memory.text.search_text` (English words lowercased, Chinese
 cut into words by jieba), white-space separated. PostgreSQL's own parsers would not segment
 Chinese and its ``english`` configuration stems differently, so the index stores the terms made
-here and matches them with no configuration at all (the ``tsvector`` is built from these terms
-as they are). Each token, in the order of LanceDB's analyser for ``FTS(base_tokenizer=
-"whitespace", language="English", stem=True, remove_stop_words=True, lower_case=True,
-ascii_folding=True)`` (``memory/stores/lancedb.py``), checked against LanceDB 0.40 word by word
-(tests/integration/test_postgres_index.py):
+here (one posting per row and term, with its count) and matches them as they are, with no
+text-search configuration involved. Each token, in the order of LanceDB's analyser for
+``FTS(base_tokenizer="whitespace", language="English", stem=True, remove_stop_words=True,
+lower_case=True, ascii_folding=True)`` (``memory/stores/lancedb.py``), its scores checked
+against LanceDB 0.40's on the same rows (tests/integration/test_postgres_index.py):
 
 1. dropped when it is :data:`MAX_TOKEN_BYTES` UTF-8 bytes or longer (tantivy's
    ``RemoveLongFilter`` at LanceDB's default ``max_token_length=40``);
@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections import Counter
 
 from memory.text import stem_english
 
@@ -44,10 +43,6 @@ B = 0.75
 """BM25 length normalisation (Lance's ``B``, the usual value)."""
 MAX_TOKEN_BYTES = 40
 """Tokens this long in UTF-8 bytes or longer are dropped (LanceDB's ``max_token_length``)."""
-MAX_COUNT = 256
-"""Most occurrences of one term in one row that the index counts: a ``tsvector`` keeps at most
-256 positions per lexeme (PostgreSQL documentation, "Text Search Types"), and the count of a
-term is its number of positions."""
 
 #: Stems the stop filter drops: those of the English stop words that LanceDB 0.40 drops,
 #: measured by indexing each candidate word (Snowball's and NLTK's English lists) and searching
@@ -83,26 +78,3 @@ def index_terms(search_text: str) -> list[str]:
     the module docstring). Returns a possibly empty list."""
     tokens = [t.lower() for t in search_text.split() if len(t.encode()) < MAX_TOKEN_BYTES]
     return [fold(stem) for stem in stem_english(tokens) if stem not in STOP_STEMS]
-
-
-def tsvector_literal(terms: list[str]) -> tuple[str, int]:
-    """The ``tsvector`` input text holding ``terms`` with their counts, and the row length.
-
-    Each term's count is written as that many positions (``'tea':1,2``; at most
-    :data:`MAX_COUNT`); the positions mean nothing else. The length is ``len(terms)`` (BM25's
-    ``|d|``)."""
-    counts = Counter(terms)
-    parts = [f"{quote_lexeme(term)}:{','.join(map(str, range(1, min(n, MAX_COUNT) + 1)))}"
-             for term, n in counts.items()]
-    return " ".join(parts), len(terms)
-
-
-def quote_lexeme(term: str) -> str:
-    """``term`` quoted for ``tsvector``/``tsquery`` input: in single quotes, with quotes doubled
-    and backslashes escaped (PostgreSQL documentation, "Text Search Types")."""
-    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def tsquery_literal(terms: list[str]) -> str:
-    """A ``tsquery`` matching rows that hold any of ``terms`` (``'a' | 'b'``); empty for none."""
-    return " | ".join(quote_lexeme(t) for t in dict.fromkeys(terms))

@@ -1,0 +1,84 @@
+"""The bot with ``DATABASE_URL``: its search index lives in PostgreSQL (the database stays
+SQLite), one bot per database, and a run in a work folder (evaluation) gets a scratch schema
+that is dropped afterwards. Real SQLite, the real PostgreSQL the tests start, the offline
+model."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from urllib.parse import quote
+
+import asyncpg
+import pytest
+
+from adapters.embedders import HashingEmbedder
+from bot.app import build_app
+from bot.settings import Settings
+from memory.errors import StoreError
+from memory.stores.postgres import PgSearchIndex
+from memory.types import ChatKind, IncomingMessage, ThreadKey
+
+pytestmark = pytest.mark.postgres
+
+
+def _msg(text: str, n: int) -> IncomingMessage:
+    return IncomingMessage(ThreadKey("console", "ana"), ChatKind.PRIVATE, "ana", "Ana", text,
+                           datetime.now(timezone.utc), platform_message_id=str(n))
+
+
+def _url(pg_schema) -> str:
+    url, schema = pg_schema  # the live tables of this test: the URL's search_path
+    return f"{url}&search_path={quote(schema + ',public')}"
+
+
+async def _schemas(url: str) -> set[str]:
+    conn = await asyncpg.connect(url)
+    try:
+        return {r[0] for r in await conn.fetch("SELECT nspname FROM pg_namespace")}
+    finally:
+        await conn.close()
+
+
+async def test_the_bot_recalls_through_the_postgresql_index(tmp_path, pg_schema):
+    settings = Settings(data_dir=tmp_path / "data", embedder="hashing",
+                        database_url=_url(pg_schema))
+    app = await build_app(settings, embedder=HashingEmbedder())
+    try:
+        assert isinstance(app.index, PgSearchIndex) and app.index.schema == pg_schema[1]
+        await app.engine.handle(_msg("Remember that I live in Graz", 1))
+        assert any(k.startswith("fact:") for k in await app.index.keys())
+        with pytest.raises(StoreError, match="another memory-bot process"):
+            await build_app(settings.model_copy(update={"data_dir": tmp_path / "other"}),
+                            embedder=HashingEmbedder())
+        reply = " ".join(await app.engine.handle(_msg("Do I live in Graz or in Wien?", 2)))
+        assert "lives in Graz" in reply
+    finally:
+        await app.aclose()
+    # closed: the next bot on this database opens it, and its start-up reconcile rebuilds
+    # the rows from its own SQLite
+    again = await build_app(settings, embedder=HashingEmbedder())
+    try:
+        assert any(k.startswith("fact:") for k in await again.index.keys())
+    finally:
+        await again.aclose()
+
+
+async def test_a_work_folder_run_uses_a_scratch_schema_dropped_afterwards(tmp_path, pg_schema):
+    url = _url(pg_schema)
+    before = await _schemas(pg_schema[0])
+    settings = Settings(data_dir=tmp_path / "live", embedder="hashing", database_url=url)
+    app = await build_app(settings, data_dir=tmp_path / "work", embedder=HashingEmbedder())
+    try:
+        scratch = app.index.schema
+        assert scratch.startswith("scratch_") and scratch in await _schemas(pg_schema[0])
+        await app.engine.handle(_msg("Remember that I live in Graz", 1))
+        assert await app.index.keys()
+    finally:
+        await app.aclose()
+    assert await _schemas(pg_schema[0]) == before  # dropped; the live schema untouched
+    conn = await asyncpg.connect(pg_schema[0])
+    try:
+        assert not await conn.fetch("SELECT 1 FROM pg_tables WHERE schemaname = $1",
+                                    pg_schema[1])
+    finally:
+        await conn.close()
