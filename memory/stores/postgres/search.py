@@ -8,8 +8,9 @@ by the scope inside the query (:class:`memory.ports.ScopeFilter`):
   through the B-tree index on ``scope``. No approximate (HNSW/IVFFlat) index covers the table:
   pgvector 0.6 filters an approximate scan's candidates after the scan (no iterative index
   scans before 0.8), so a scope filter over a shared approximate index can return fewer than
-  k rows (pgvector's README, "Filtering"). A scope of at least :data:`LARGE_SCOPE_ROWS` rows
-  gets an HNSW index of its own when the index is compacted (:meth:`PgSearchIndex.compact`),
+  k rows (pgvector's README, "Filtering"). Given ``large_scope_rows`` (off by default, see
+  :data:`LARGE_SCOPE_ROWS`), a scope of at least that many rows gets an HNSW index of its own
+  when the index is compacted (:meth:`PgSearchIndex.compact`),
   partial on ``scope = '<that scope>'``, so every candidate it yields is in the scope; the
   owner and status conditions still filter after it, so when it yields fewer than k rows the
   exact scan runs instead: a search never returns fewer rows than the scope holds, up to k.
@@ -52,9 +53,11 @@ log = logging.getLogger(__name__)
 
 WRITE_BATCH_ROWS = 1000
 """Rows per insert statement of one upsert (each statement carries its rows as arrays)."""
-LARGE_SCOPE_ROWS = 50_000
+LARGE_SCOPE_ROWS: int | None = None
 """Rows from which a scope gets an approximate (HNSW) index of its own at :meth:`compact`;
-below it the exact scan is fast enough (docs/benchmarks.md, "PostgreSQL search")."""
+None: never. Off by default: at 100,000 rows of one scope the build took 619 s on a busy
+2-core machine, and on random 384-d vectors the index found 0.11 of the exact top 20 and was
+not faster than the exact scan (docs/benchmarks.md, "PostgreSQL search")."""
 LARGE_SCOPES_REFRESH_S = 60.0
 """How often, in seconds, a search re-reads which scopes have their own index (another process
 may have built one; until then this one scans exactly, which is correct, only slower)."""
@@ -89,7 +92,7 @@ class PgSearchIndex:
     :meth:`open`."""
 
     def __init__(self, pool: asyncpg.Pool, names: TableNames, dim: int, *,
-                 large_scope_rows: int = LARGE_SCOPE_ROWS,
+                 large_scope_rows: int | None = LARGE_SCOPE_ROWS,
                  write_batch_rows: int = WRITE_BATCH_ROWS, drop_schema: bool = False,
                  holder: asyncpg.Connection | None = None) -> None:
         self._pool = pool
@@ -106,7 +109,7 @@ class PgSearchIndex:
     @classmethod
     async def open(cls, url: str, *, embedder_name: str, dim: int, schema: str | None = None,
                    scratch: bool = False, exclusive: bool = False, pool_size: int = 4,
-                   large_scope_rows: int = LARGE_SCOPE_ROWS,
+                   large_scope_rows: int | None = LARGE_SCOPE_ROWS,
                    write_batch_rows: int = WRITE_BATCH_ROWS) -> "PgSearchIndex":
         """Connect to ``url`` (``postgresql://...``) and migrate the embedder's tables in
         ``schema`` (which must exist).
@@ -127,7 +130,7 @@ class PgSearchIndex:
                 different databases would remove each other's rows).
             pool_size: most connections this index opens (a search uses two at once).
             large_scope_rows: rows from which :meth:`compact` gives a scope its own
-                approximate index (see the module docstring).
+                approximate index (see the module docstring); None: never.
             write_batch_rows: rows per insert statement of an upsert.
 
         Raises:
@@ -432,7 +435,9 @@ class PgSearchIndex:
             StoreError: a build failed.
         """
         t = self._names
-        made = []
+        made: list[str] = []
+        if self.large_scope_rows is None:
+            return made
         async with mapped("scope index build"), self._pool.acquire() as conn:
             due = [r["scope"] for r in await conn.fetch(
                 f"SELECT scope FROM {t.rows} GROUP BY scope HAVING count(*) >= $1 "
