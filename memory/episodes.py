@@ -14,7 +14,15 @@ from functools import lru_cache
 
 from memory.ports import TokenCounter
 from memory.records import EpisodeDraft
-from memory.text import is_question, normalise, search_tokens, sentences, stem_english
+from memory.text import (
+    is_question,
+    language_of,
+    normalise,
+    search_tokens,
+    sentences,
+    stem_english,
+)
+from memory.topics import match_topics
 from memory.types import KeyDatum, Role, Turn
 
 #: Whole messages that end a session (compared after :func:`memory.text.normalise`).
@@ -165,17 +173,29 @@ def _unique(items, limit: int | None = None) -> tuple:
     return tuple(out[-limit:] if limit else out)
 
 
+def personal_statement(sentence: str) -> bool:
+    """True when ``sentence`` is the user stating who they are or what they must avoid: a
+    first-person statement of one of their attributes (``memory.topics``: name, home, work,
+    languages, allergies, diet, ...), not a question. Such a sentence is key data: a summary
+    chosen by word count drops short ones ("I'm allergic to peanuts.") for longer requests."""
+    return not is_question(sentence) and bool(match_topics(sentence, language_of(sentence)))
+
+
 def key_data_of(turns: Sequence[Turn], *, limit: int | None = 4) -> tuple[KeyDatum, ...]:
-    """Return the sentences of user turns that hold key data, verbatim (clipped to 120
-    characters), the newest ``limit`` of them in conversation order, without exact repeats.
-    The cap keeps the pinned last episode small (it is in every prompt of the next session)."""
+    """Return the sentences of user turns that hold key data (numbers, dates, amounts,
+    versions, addresses, or a personal statement: :func:`personal_statement`), verbatim
+    (clipped to 120 characters), the newest ``limit`` of them in conversation order, without
+    exact repeats. The cap keeps the pinned last episode small (it is in every prompt of the
+    next session)."""
     found: list[KeyDatum] = []
     seen: set[str] = set()
     for turn in turns:
         if turn.role is not Role.USER:
             continue
         for sentence in sentences(turn.text):
-            if KEY_DATA_RE.search(sentence) and normalise(sentence) not in seen:
+            if normalise(sentence) in seen:
+                continue
+            if KEY_DATA_RE.search(sentence) or personal_statement(sentence):
                 seen.add(normalise(sentence))
                 found.append(KeyDatum(text=_clip(sentence, 120), turn_id=turn.id))
     return tuple(found[-limit:] if limit else found)

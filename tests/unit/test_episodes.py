@@ -101,3 +101,24 @@ def test_a_task_reported_done_is_closed(task, report):
 def test_a_task_stays_open_until_it_is_reported_done(task, other):
     episode = summarise_session([turn(1, task), turn(2, other)], counter=HeuristicTokenCounter())
     assert episode.open_tasks == (task,)
+
+
+def test_personal_statements_are_key_data_though_the_summary_drops_them():
+    """A short statement of who the user is or must avoid loses the summary's word count to
+    longer requests; it is kept as key data (verbatim, searchable, in the prompt's episode)."""
+    turns = [
+        turn(1, "Hi, my name is Lena and I live in Graz. I'm allergic to peanuts."),
+        turn(2, "Can you suggest a colourful dinner recipe with lots of roasted vegetables, "
+                "fresh herbs, crunchy toppings and a spicy sauce that my whole family enjoys?"),
+        turn(3, "Also, what side dishes and drinks go well with a spicy vegetable dinner when "
+                "friends come over on a rainy autumn evening?"),
+        turn(4, "我叫李明，我对花生过敏。你觉得周末去哪里玩比较好？"),
+    ]
+    draft = summarise_session(turns, counter=HeuristicTokenCounter(), max_tokens=60)
+    assert "allergic" not in draft.summary  # the longer sentences won the summary
+    kept = [k.text for k in draft.key_data]
+    assert "I'm allergic to peanuts." in kept
+    assert any("my name is Lena" in k and "Graz" in k for k in kept)
+    assert any("花生过敏" in k for k in kept)
+    assert not any("周末去哪里" in k for k in kept)  # a question states nothing
+    assert not any("recipe" in k for k in kept)  # a request is not a personal statement
