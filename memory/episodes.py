@@ -220,7 +220,8 @@ def summarise_session(
     get a bonus (the goal is usually stated first, and a fold must not lose what was already
     summarised). The best are taken until ``max_tokens`` (by ``counter``) and put back in
     conversation order. Key data, decisions and open tasks are the union of the previous draft
-    and the new turns (nothing earlier is dropped; key data is kept verbatim); open tasks carried
+    and the new turns (nothing earlier is dropped; key data is kept verbatim; a personal
+    statement the summary already holds is not repeated as key data); open tasks carried
     from the previous session of the thread stay open until a turn reports them done.
 
     Args:
@@ -269,9 +270,12 @@ def summarise_session(
     goals, decisions, tasks, states = _extract(turns)
     prev_tasks = tuple(previous.open_tasks) if previous else ()
     open_tasks = _close_done(_unique([*carried_tasks, *prev_tasks, *tasks]), turns)
+    said = normalise(summary)  # a personal statement the summary kept is not repeated
+    new_data = [k for k in key_data_of(turns, limit=None)
+                if KEY_DATA_RE.search(k.text) or normalise(k.text) not in said]
     return EpisodeDraft(
         summary=summary,
-        key_data=_unique([*(previous.key_data if previous else ()), *key_data_of(turns, limit=None)]),
+        key_data=_unique([*(previous.key_data if previous else ()), *new_data]),
         turn_ids=tuple(dict.fromkeys([*(previous.turn_ids if previous else ()),
                                       *(t.id for t in turns)])),
         goal=(previous.goal if previous and previous.goal else (goals[0] if goals else None)),
