@@ -159,7 +159,8 @@ async def start_discord(settings: Any, app: Any, *, api_base: str | None = None,
     Args:
         settings: the product settings (``DISCORD_BOT_TOKEN``, ``DISCORD_GUILD_ID``,
             ``ALLOWED_USERS``).
-        app: the composition root's ``App`` (its ``engine`` is used).
+        app: the composition root's ``App`` (its ``engine``, and its ``store`` to keep
+            received messages until handled).
         api_base: REST base URL instead of discord.py's (tests only; e.g.
             ``http://127.0.0.1:PORT/api/v10``).
         gateway_url: gateway URL instead of discord.py's (tests only).
@@ -177,7 +178,7 @@ async def start_discord(settings: Any, app: Any, *, api_base: str | None = None,
         raise ConfigError("invalid setting: DISCORD_BOT_TOKEN: not set")
     adapter = DiscordAdapter(engine=app.engine, allows=settings.allows,
                              guild_id=settings.discord_guild_id, edit_interval=edit_interval,
-                             client_options=client_options)
+                             client_options=client_options, marks=app.store)
     endpoints = _Endpoints(api_base, gateway_url)
     endpoints.apply()
     handle = DiscordHandle(adapter, token.get_secret_value(), endpoints)

@@ -13,21 +13,23 @@ import asyncio
 import io
 import logging
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
 import discord
 from discord import app_commands
 
-from adapters.discord._normalise import PLATFORM, command_message, incoming, is_addressed
+from adapters.discord._normalise import PLATFORM, Kept, command_message, incoming, is_addressed
 from adapters.discord._reply import NO_MENTIONS, ReplyStream, keep_typing
 from adapters.discord._text import neutralise, pages, split_message
 from adapters.discord._views import ConfirmView, PagesView
 from adapters.commands import CommandTable
 from memory import streaming
 from memory.episodes import is_end_phrase
+from memory.errors import MemoryCoreError
 from memory.types import ChatKind, IncomingMessage, ThreadKey
 
 log = logging.getLogger(__name__)
@@ -51,6 +53,8 @@ DM_CLOSED = ("I answer /{command} only where nobody else sees it, and I cannot s
 SEEN_MESSAGES = 10_000
 """Message ids remembered to drop a replayed MESSAGE_CREATE (a RESUME replays at most what
 was missed while disconnected; older replays are still caught by the unique turn index)."""
+SEEN_KEEP = timedelta(days=7)
+"""How long the store remembers a handled message's id (a redelivery across a restart)."""
 
 
 class Engine(Protocol):
@@ -69,6 +73,21 @@ class Engine(Protocol):
     async def answer_due(self, msg: IncomingMessage) -> list[str]: ...
 
 
+class Marks(Protocol):
+    """Where received messages are kept until handled (``memory.stores.sqlite.SQLiteStore``)."""
+
+    async def receive_updates(self, platform: str, updates: Sequence[tuple[str, str]],
+                              now: datetime) -> None: ...
+
+    async def update_state(self, platform: str, update_key: str) -> str | None: ...
+
+    async def received_updates(self, platform: str, prefix: str = "") -> list[tuple[str, str]]: ...
+
+    async def mark_update_handled(self, platform: str, update_key: str, now: datetime) -> None: ...
+
+    async def prune_seen_updates(self, before: datetime) -> int: ...
+
+
 class DiscordAdapter:
     """Everything the Discord client does, in one place (the client only forwards events).
 
@@ -79,12 +98,19 @@ class DiscordAdapter:
         edit_interval: least seconds between two edits of a reply preview.
         client_options: extra keyword arguments for ``discord.Client`` (tests shorten
             ``guild_ready_timeout``).
+        marks: where a message for the bot is kept from its arrival until it is handled (its
+            turn's transaction, or the end of a command), so that one a stop cut off is
+            handled at the next start (:meth:`recover`); None keeps nothing.
+
+    Messages are handled one after the other in each channel (DM, channel or thread), in the
+    order they arrived; a message is kept before it waits for its turn.
     """
 
     def __init__(self, *, engine: Engine, allows: Callable[[str, str | int], bool],
                  guild_id: int | None = None, edit_interval: float = 1.5,
-                 client_options: dict | None = None) -> None:
+                 client_options: dict | None = None, marks: Marks | None = None) -> None:
         self.engine = engine
+        self.marks = marks
         self.allows = allows
         self.guild_id = guild_id
         self.edit_interval = edit_interval
@@ -106,6 +132,9 @@ class DiscordAdapter:
         #: set once the messages left unanswered by a stop are answered (first READY); new
         #: messages wait for it, in arrival order
         self.recovered = asyncio.Event()
+        self._recovering = False
+        self._tails: dict[ThreadKey, asyncio.Future] = {}  # each channel's last message
+        self._received = 0
 
     # ----------------------------------------------------------------- the client
 
@@ -152,12 +181,16 @@ class DiscordAdapter:
                       f" and a member of guild {self.guild_id}" if self.guild_id else "")
 
     async def recover(self, client: MemoryBotClient) -> None:
-        """Answer every stored message whose answer was never delivered (the process stopped
-        in between), before new messages are handled: the stored answer, a new one, or word
-        that it was lost (``ConversationEngine.answer_due``). Once per process."""
-        if self.recovered.is_set():
+        """Start-up work of the first READY, before new messages are handled (once per
+        process): answer every stored message whose answer was never delivered (the stored
+        answer, a new one, or word that it was lost: ``ConversationEngine.answer_due``), then
+        handle the messages received but never handled, in the order they came."""
+        if self._recovering:
             return
+        self._recovering = True
         try:
+            if self.marks is not None:
+                await self.marks.prune_seen_updates(_now() - SEEN_KEEP)
             for msg in await self.engine.due_replies(PLATFORM):
                 channel = client.get_partial_messageable(
                     int(msg.thread.thread_id or msg.thread.chat_id))
@@ -171,8 +204,42 @@ class DiscordAdapter:
                 except Exception as exc:  # one message must not keep the others waiting
                     log.warning("discord: a message left unanswered by a stop could not be "
                                 "answered (message %s): %s", msg.platform_message_id, exc)
+            await self._handle_kept(client)
+        except MemoryCoreError as exc:  # the stores fail: new messages say so themselves
+            log.error("discord: start-up recovery stopped: %s", exc)
         finally:
             self.recovered.set()
+
+    async def _handle_kept(self, client: MemoryBotClient) -> None:
+        """Handle the messages kept as received by an earlier process, oldest first, as they
+        would have been handled then (a command answered in private included)."""
+        if self.marks is None or client.user is None:
+            return
+        kept = await self.marks.received_updates(PLATFORM, prefix=f"{client.user.id}:")
+        if kept:
+            log.info("discord: %d message(s) received before a stop are handled now", len(kept))
+        for key, payload in kept:
+            try:
+                item = Kept.from_payload(payload)
+            except ValueError as exc:
+                log.warning("discord: a kept message could not be read and is dropped (%s): %s",
+                            key, exc)
+                await self._handled(key)
+                continue
+            message_id = int(item.msg.platform_message_id or 0)
+            self._first_delivery(message_id)  # a replay of it from now on is dropped
+            try:
+                if self.allows(PLATFORM, item.author_id):
+                    channel = client.get_channel(item.channel_id) or \
+                        client.get_partial_messageable(item.channel_id, guild_id=item.guild_id)
+                    reference = (channel.get_partial_message(message_id)
+                                 if item.guild_id is not None else None)
+                    await self._answer(client, item, channel, reference, author=None)
+            except Exception as exc:  # one message must not keep the others waiting
+                log.warning("discord: a message received before a stop could not be handled "
+                            "(message %s): %s", message_id, exc)
+            finally:
+                await self._handled(key)
 
     def on_ready(self, client: MemoryBotClient) -> None:
         self.connections += 1
@@ -222,20 +289,50 @@ class DiscordAdapter:
         if not self._first_delivery(message.id):
             log.info("discord message %s delivered again; ignored", message.id)
             return False
-        if not self.recovered.is_set():
-            await self.recovered.wait()  # waiters resume in arrival order
-        msg = incoming(message, me)
-        reference = message if message.guild is not None else None
+        item = Kept(replace(incoming(message, me), update_key=f"{me.id}:{message.id}"),
+                    message.channel.id, message.guild.id if message.guild is not None else None,
+                    message.author.id)
+        # no await before this: the channel's messages are handled in arrival order
+        key = item.msg.thread
+        previous = self._tails.get(key)
+        mine = asyncio.get_running_loop().create_future()
+        self._tails[key] = mine
+        try:
+            if not await self._keep(item):
+                return False
+            if previous is not None:
+                await asyncio.wait([previous])
+            if not self.recovered.is_set():
+                await self.recovered.wait()
+            try:
+                await self._answer(client, item, message.channel,
+                                   message if message.guild is not None else None,
+                                   author=message.author)
+            finally:
+                await self._handled(item.msg.update_key)
+            return True
+        finally:
+            mine.set_result(None)
+            if self._tails.get(key) is mine:
+                del self._tails[key]
+
+    async def _answer(self, client: MemoryBotClient, item: Kept,
+                      channel: discord.abc.Messageable, reference, *,
+                      author: discord.abc.User | None) -> None:
+        """Answer a message for the bot in ``channel`` (replying to ``reference`` in servers):
+        through the engine with typing and a streamed preview, or in private for a command
+        whose answer names the user's memory. ``author`` None: fetched when needed."""
+        msg = item.msg
         command = _command_name(msg.text)
-        if message.guild is not None and self.engine.commands.answered_privately(command):
-            await self._answer_in_dm(message, msg, command)
-            return True
-        if not msg.text and message.guild is not None and not client.intents.message_content:
-            await ReplyStream(message.channel, reference=reference).finish([NO_CONTENT_HINT])
-            return True
-        # no await before engine.handle: messages of a thread reach its lock in arrival order
-        typing = asyncio.get_running_loop().create_task(keep_typing(message.channel))
-        reply = ReplyStream(message.channel, reference=reference, interval=self.edit_interval)
+        if item.guild_id is not None and self.engine.commands.answered_privately(command):
+            await self._answer_in_dm(client, item, channel, reference, command, author)
+            return
+        if not msg.text and item.guild_id is not None and not client.intents.message_content:
+            await ReplyStream(channel, reference=reference).finish([NO_CONTENT_HINT])
+            return
+        # no await before engine.handle: the message reaches its thread's lock in turn
+        typing = asyncio.get_running_loop().create_task(keep_typing(channel))
+        reply = ReplyStream(channel, reference=reference, interval=self.edit_interval)
         stream = not msg.text.startswith("/") and not is_end_phrase(msg.text)
         try:
             with streaming.listen(reply.update) if stream else nullcontext():
@@ -245,22 +342,58 @@ class DiscordAdapter:
             await self.engine.replied(msg)  # a stop before this: answered at the next start
         except Exception as exc:
             await reply.abort()
-            await self.on_failure(exc, where="message", channel=message.channel,
-                                  reference=reference)
+            await self.on_failure(exc, where="message", channel=channel, reference=reference)
         finally:
             typing.cancel()
+
+    async def _keep(self, item: Kept) -> bool:
+        """Keep a message until it is handled; False when the store knows it already (handled
+        or kept before: a redelivery, also across a restart). A store that fails here does
+        not stop the message: it is handled, only not kept."""
+        if self.marks is None:
+            return True
+        key = item.msg.update_key
+        assert key is not None
+        try:
+            if await self.marks.update_state(PLATFORM, key) is not None:
+                log.info("discord message %s delivered again; ignored",
+                         item.msg.platform_message_id)
+                return False
+            await self.marks.receive_updates(PLATFORM, [(key, item.payload())], _now())
+            self._received += 1
+            if self._received % 1000 == 0:
+                await self.marks.prune_seen_updates(_now() - SEEN_KEEP)
+        except MemoryCoreError as exc:
+            log.warning("discord message %s could not be kept until handled: %s",
+                        item.msg.platform_message_id, exc)
         return True
 
-    async def _answer_in_dm(self, message: discord.Message, msg: IncomingMessage,
-                            command: str) -> None:
+    async def _handled(self, key: str | None) -> None:
+        """The kept message is handled, however its handling ended (a message's turn marked
+        it already, in the turn's transaction). Never raises: a failure leaves it kept, so it
+        is handled again after a restart (its stored turn is not stored twice)."""
+        if self.marks is None or key is None:
+            return
+        try:
+            await self.marks.mark_update_handled(PLATFORM, key, _now())
+        except MemoryCoreError as exc:
+            log.warning("discord message %s could not be marked handled: %s", key, exc)
+
+    async def _answer_in_dm(self, client: MemoryBotClient, item: Kept,
+                            channel: discord.abc.Messageable, reference, command: str,
+                            author: discord.abc.User | None) -> None:
         """A typed command whose answer names or counts the user's memory, in a server
         (``adapters.commands``): a first direct message checks that the user can be
         reached, then the command runs as if sent there (``/why`` in the server chat it
         explains) and is answered there; the channel only learns where the answer went."""
-        where = f"#{getattr(message.channel, 'name', None) or 'a server channel'}"
+        msg = item.msg
+        where = f"#{getattr(channel, 'name', None) or 'a server channel'}"
         ran = False
         try:
-            dm = message.author.dm_channel or await message.author.create_dm()
+            if author is None:
+                author = client.get_user(item.author_id) or \
+                    await client.fetch_user(item.author_id)
+            dm = author.dm_channel or await author.create_dm()
             await dm.send(DM_HEADER.format(command=command, where=where),
                           allowed_mentions=NO_MENTIONS)
             ran = True
@@ -269,11 +402,10 @@ class DiscordAdapter:
             await ReplyStream(dm).finish(replies)
             note = DM_SENT
         except discord.HTTPException as exc:  # 50007: the user does not take DMs from here
-            log.info("discord DM to user %s failed: %s", message.author.id, exc)
+            log.info("discord DM to user %s failed: %s", item.author_id, exc)
             note = DM_CLOSED if not ran else ("I could not send you the answer to /{command} "
                                               "in a direct message.")
-        await ReplyStream(message.channel, reference=message).finish(
-            [note.format(command=command)])
+        await ReplyStream(channel, reference=reference).finish([note.format(command=command)])
 
     @staticmethod
     def _in_dm(msg: IncomingMessage, dm) -> IncomingMessage:
@@ -454,6 +586,10 @@ class MemoryBotClient(discord.Client):
             channel = args[0].channel
         await self.adapter.on_failure(exc or RuntimeError(event_method), where=event_method,
                                       channel=channel)
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
 
 
 def _command_name(text: str) -> str | None:

@@ -14,8 +14,10 @@ messages are never for it.
 
 from __future__ import annotations
 
+import json
 import re
-from datetime import timezone
+from dataclasses import dataclass
+from datetime import datetime, timezone
 
 import discord
 
@@ -129,3 +131,56 @@ def command_message(interaction: discord.Interaction, text: str) -> IncomingMess
         sent_at=interaction.created_at.astimezone(timezone.utc), chat_title=title,
         is_admin=_is_admin(user),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A message received and kept until handled (the store's received updates), with where
+    to answer it: what a restart needs to handle it as it would have been handled.
+
+    Attributes:
+        msg: the core's message (its ``update_key`` set).
+        channel_id: the channel (or thread) it was sent in.
+        guild_id: its server, None for a direct message (then no reply reference).
+        author_id: the author's user id (a command answered in private needs their DM).
+    """
+
+    msg: IncomingMessage
+    channel_id: int
+    guild_id: int | None
+    author_id: int
+
+    def payload(self) -> str:
+        """The JSON kept in the store (version 1)."""
+        m = self.msg
+        return json.dumps({
+            "v": 1, "channel": self.channel_id, "guild": self.guild_id, "author": self.author_id,
+            "thread": [m.thread.platform, m.thread.chat_id, m.thread.thread_id],
+            "kind": m.chat_kind.value, "user": m.platform_user_id, "name": m.display_name,
+            "text": m.text, "sent_at": m.sent_at.isoformat(), "id": m.platform_message_id,
+            "title": m.chat_title, "admin": m.is_admin, "key": m.update_key},
+            ensure_ascii=False)
+
+    @classmethod
+    def from_payload(cls, payload: str) -> Kept:
+        """The message of :meth:`payload`'s JSON.
+
+        Raises:
+            ValueError: not a kept message of a known version (KeyError and TypeError are
+                turned into ValueError too).
+        """
+        try:
+            data = json.loads(payload)
+            if data.get("v") != 1:
+                raise ValueError(f"unknown kept-message version {data.get('v')!r}")
+            platform, chat_id, thread_id = data["thread"]
+            msg = IncomingMessage(
+                thread=ThreadKey(platform, chat_id, thread_id), chat_kind=ChatKind(data["kind"]),
+                platform_user_id=data["user"], display_name=data["name"], text=data["text"],
+                sent_at=datetime.fromisoformat(data["sent_at"]), platform_message_id=data["id"],
+                chat_title=data["title"], is_admin=bool(data["admin"]), update_key=data["key"])
+            guild = data["guild"]
+            return cls(msg, int(data["channel"]), int(guild) if guild is not None else None,
+                       int(data["author"]))
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"not a kept message: {exc}") from exc

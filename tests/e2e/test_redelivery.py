@@ -44,8 +44,9 @@ async def test_discord_message_replayed_after_a_resume_is_answered_once(tmp_path
 
 
 async def test_discord_duplicate_is_caught_at_store_time_when_the_adapter_forgot_it(tmp_path):
-    """A replay the adapter's memory of recent ids no longer covers: the unique turn index
-    (thread, platform message id) stops it before any reply or fact."""
+    """A replay the adapter's memory of recent ids no longer covers: the store's record of
+    handled messages (and under it the unique turn index: thread, platform message id) stops
+    it before any reply or fact."""
     async with running(tmp_path, model=ScriptedModel()) as (env, people):
         ana, fake = people["ana"], env.fake
         dm = fake.dm_channel(ana)
