@@ -151,15 +151,16 @@ class Kept:
     author_id: int
 
     def payload(self) -> str:
-        """The JSON kept in the store (version 1)."""
+        """The JSON kept in the store (version 1), ASCII only."""
         m = self.msg
+        # ASCII JSON: a lone surrogate of the message is kept escaped (no UTF-8 column takes
+        # it as text); the engine replaces it when the message is handled
         return json.dumps({
             "v": 1, "channel": self.channel_id, "guild": self.guild_id, "author": self.author_id,
             "thread": [m.thread.platform, m.thread.chat_id, m.thread.thread_id],
             "kind": m.chat_kind.value, "user": m.platform_user_id, "name": m.display_name,
             "text": m.text, "sent_at": m.sent_at.isoformat(), "id": m.platform_message_id,
-            "title": m.chat_title, "admin": m.is_admin, "key": m.update_key},
-            ensure_ascii=False)
+            "title": m.chat_title, "admin": m.is_admin, "key": m.update_key})
 
     @classmethod
     def from_payload(cls, payload: str) -> Kept:

@@ -467,7 +467,9 @@ class TelegramAdapter:
         they arrived (the next poll, or the webhook's 200), so none is lost to a crash."""
         if self.me is None:
             return
-        kept = [(self._key(u["update_id"]), json.dumps(u, ensure_ascii=False))
+        # ASCII JSON: a lone surrogate (``\ud800`` in the update's JSON) is kept escaped; as
+        # text no UTF-8 column takes it, and the poll would fail on it again and again
+        kept = [(self._key(u["update_id"]), json.dumps(u))
                 for u in updates if isinstance(u, dict) and isinstance(u.get("update_id"), int)]
         await self.marks.receive_updates(PLATFORM, kept, _now())
 

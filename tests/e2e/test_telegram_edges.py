@@ -103,3 +103,16 @@ async def test_a_failed_button_removal_never_blocks_the_confirmation(env):
     await env.send(fake.press(ALICE, message, "cf:y:11"))
     assert fake.sent(11)[-1].startswith("Deleted everything I kept about you: 1 fact(s)")
     assert await env.facts(ALICE) == []
+
+
+async def test_a_lone_surrogate_in_an_update_is_replaced_and_the_message_kept(env):
+    """JSON may carry ``\\ud800``, which no UTF-8 database column takes: the update is kept,
+    stored and answered with U+FFFD instead, and the chat goes on."""
+    fake = env.fake
+    await env.send(fake.private(ALICE, "hello \ud800 x"))
+    await env.send(fake.private(ALICE, "and the next one"))
+    assert len(fake.sent(11)) == 2, fake.sent(11)
+    user = await env.user(ALICE)
+    texts = [t["text"] for t in (await env.app.store.user_rows(user.id))["turns"]
+             if t["role"] == "user"]
+    assert texts == ["hello \ufffd x", "and the next one"]

@@ -3,6 +3,7 @@ and place to answer; anything else is refused as unreadable."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timezone
 
 import pytest
@@ -25,6 +26,14 @@ def test_a_kept_message_reads_back_as_it_was() -> None:
     assert Kept.from_payload(item.payload()) == item
     dm = Kept(item.msg, channel_id=100, guild_id=None, author_id=7)
     assert Kept.from_payload(dm.payload()).guild_id is None
+
+
+def test_a_lone_surrogate_is_kept_escaped() -> None:
+    item = _kept()
+    odd = Kept(replace(item.msg, text="hello \ud800 x"), 200, 50, 7)
+    payload = odd.payload()
+    payload.encode("utf-8")  # what SQLite is given: no surrogate left to refuse
+    assert Kept.from_payload(payload) == odd
 
 
 @pytest.mark.parametrize("payload", ['{"v": 2}', '{"v": 1}', "[]", '{"v": 1, "thread": 5}',
