@@ -105,6 +105,38 @@ class StderrHandler(logging.StreamHandler):
         pass
 
 
+class LogFile(logging.handlers.RotatingFileHandler):
+    """The rotating log file. A write that fails for want of storage (disk full, read-only,
+    file-size limit: an ``OSError``) is said once, in one line on standard error, instead of
+    Python's "--- Logging error ---" traceback for every record; each later record tries the
+    file again, and a success ends the failing state (a later failure is said again)."""
+
+    failing: str | None = None
+    _failed_now = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._failed_now = False
+        super().emit(record)  # a failure ends in handleError
+        if not self._failed_now:
+            self.failing = None
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, OSError):
+            super().handleError(record)  # a bug (a bad format call): the usual report
+            return
+        self._failed_now = True
+        if self.failing is None:
+            self.failing = exc.strerror or type(exc).__name__
+            try:
+                sys.stderr.write(f"memory-bot: WARNING: the log file {self.baseFilename} cannot "
+                                 f"be written ({self.failing}); until it can, only warnings "
+                                 "and errors are shown, here\n")
+                sys.stderr.flush()
+            except (OSError, ValueError):  # no standard error either: nothing more to do
+                pass
+
+
 def _formatter(log_format: str) -> logging.Formatter:
     if log_format == "json":
         return JsonFormatter()
@@ -154,7 +186,7 @@ def configure_logging(settings: Settings, *, console: bool, to_file: bool = True
         ensure_data_dir(settings.data_dir)
         settings.log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         log_file = settings.log_dir / LOG_FILE_NAME
-        file_handler = logging.handlers.RotatingFileHandler(
+        file_handler = LogFile(
             log_file, maxBytes=MAX_LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8", delay=True)
         file_handler.setLevel(level)
         file_handler.setFormatter(_formatter(settings.log_format))

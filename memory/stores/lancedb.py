@@ -130,6 +130,13 @@ METADATA_CACHE_BYTES = 32 << 20
 """LanceDB's cache of table and file metadata, sized as :data:`INDEX_CACHE_BYTES`."""
 
 
+def _storage_failing(exc: BaseException) -> bool:
+    """Whether an index operation failed for want of storage (disk full, read-only, I/O),
+    not for a bug: an ``OSError``, or Lance's I/O error (its message names the error kind,
+    ``LanceError(IO)``, as lance's Rust ``Error::IO`` displays)."""
+    return isinstance(exc, OSError) or "LanceError(IO)" in str(exc)
+
+
 def _quote(value: str) -> str:
     if not _SAFE.match(value):
         raise StoreError(f"unsafe value in an index filter: {value!r}")
@@ -396,8 +403,11 @@ class LanceIndex:
             async with self._lock:
                 if self._fold_due():
                     await self._fold_locked()
-        except Exception:  # the rows stay searchable; the next write tries again
-            log.exception("lancedb background fold failed")
+        except Exception as exc:  # the rows stay searchable; the next write tries again
+            if _storage_failing(exc):  # a full or read-only disk: expected, one line
+                log.warning("lancedb background fold postponed: %s", exc)
+            else:
+                log.exception("lancedb background fold failed")
             return
         log.info("index folded rows=%d s=%.2f", self._rows,
                  asyncio.get_running_loop().time() - started)

@@ -169,3 +169,32 @@ async def test_concurrent_upserts_commit_together_and_keep_the_latest_row(tmp_pa
     await asyncio.gather(index.delete([items[1].key]), index.upsert([items[1]]))
     assert items[1].key in await index.keys() and items[0].key not in await index.keys()
     await index.close()
+
+
+async def test_a_background_fold_on_a_full_disk_is_one_warning_and_a_bug_a_traceback(
+        tmp_path, caplog):
+    """The fold's storage failure as real Lance reports it (``LanceError(IO)``, seen on a full
+    disk) is expected: one line; any other failure is a bug: logged with its traceback. Both
+    leave the rows searchable for the next fold."""
+    embedder = HashingEmbedder()
+    index = await LanceIndex.open(tmp_path / "index", embedder_name=embedder.name,
+                                  dim=embedder.dim)
+    try:
+        await index.upsert(await _items(embedder, ["The user lives in Graz"], first_id=1))
+        index._fold_due = lambda: True  # type: ignore[method-assign]
+        for failure in (RuntimeError("lance error: LanceError(IO): No space left on device "
+                                     "(os error 28), lance-file/src/writer/structural.rs"),
+                        RuntimeError("lance error: Invalid user input: a bug")):
+            async def optimize(*args, failure=failure, **kwargs):
+                raise failure
+            index._table.optimize = optimize  # type: ignore[method-assign]
+            caplog.clear()
+            await index._fold_in_background()
+            [record] = [r for r in caplog.records if r.name == "memory.stores.lancedb"]
+            if "LanceError(IO)" in str(failure):
+                assert record.levelname == "WARNING" and record.exc_info is None
+            else:
+                assert record.levelname == "ERROR" and record.exc_info is not None
+        assert await index._table.count_rows() == 1
+    finally:
+        await index.close()
