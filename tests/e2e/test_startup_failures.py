@@ -1,11 +1,13 @@
 """Every start-up failure ends the process promptly with one clear line and exit code 1 (2 for
-configuration), closing what it opened: a damaged database, and a platform client that fails
-in an unexpected way. Real processes; a hang is caught by the 30 s guard."""
+configuration), closing what it opened: a damaged database, a database on a full disk, and a
+platform client that fails in an unexpected way. Real processes; a hang is caught by the 30 s
+guard."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import sys
 from pathlib import Path
 
@@ -22,10 +24,11 @@ def _env(data: Path, **extra: str) -> dict:
     return env
 
 
-async def _run(args: list[str], env: dict, cwd: Path, stdin: bytes = b"") -> tuple[int, str]:
+async def _run(args: list[str], env: dict, cwd: Path, stdin: bytes = b"",
+               preexec_fn=None) -> tuple[int, str]:
     proc = await asyncio.create_subprocess_exec(
         str(BIN), *args, env=env, cwd=cwd, stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, preexec_fn=preexec_fn)
     try:
         _, err = await asyncio.wait_for(proc.communicate(stdin), HANG_S)
     except asyncio.TimeoutError:
@@ -51,6 +54,23 @@ async def test_a_damaged_database_ends_console_and_inspect_with_one_line(tmp_pat
         lines = [line for line in err.splitlines() if line.strip()]
         assert len(lines) == 1 and "file is not a database" in lines[0], err
         assert lines[0].startswith("memory-bot: cannot open the database at "), err
+
+
+async def test_a_database_on_a_full_disk_ends_inspect_with_one_line(tmp_path):
+    """No byte may be written (a file-size limit of 0, as a full disk refuses new blocks):
+    opening the database in WAL mode fails with SQLite's "disk I/O error"."""
+    data = tmp_path / "data"
+    code, err = await _run(["console"], _env(data), tmp_path, b"hello\n")
+    assert code == 0, err
+
+    def full() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))  # Python ignores SIGXFSZ
+
+    code, err = await _run(["inspect", "console:local"], _env(data), tmp_path, preexec_fn=full)
+    assert code == 1, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("memory-bot: cannot open the database at "), err
+    assert "disk I/O error" in lines[0], err
 
 
 async def test_a_damaged_database_ends_run_with_one_line(tmp_path):
