@@ -134,6 +134,7 @@ class DiscordAdapter:
         self.recovered = asyncio.Event()
         self._recovering = False
         self._tails: dict[ThreadKey, asyncio.Future] = {}  # each channel's last message
+        self._live: set[str] = set()  # update keys of messages this process received
         self._received = 0
 
     # ----------------------------------------------------------------- the client
@@ -215,7 +216,10 @@ class DiscordAdapter:
         would have been handled then (a command answered in private included)."""
         if self.marks is None or client.user is None:
             return
-        kept = await self.marks.received_updates(PLATFORM, prefix=f"{client.user.id}:")
+        # what this process received itself (during the answers above) is handled as it came
+        kept = [(key, payload) for key, payload in
+                await self.marks.received_updates(PLATFORM, prefix=f"{client.user.id}:")
+                if key not in self._live]
         if kept:
             log.info("discord: %d message(s) received before a stop are handled now", len(kept))
         for key, payload in kept:
@@ -312,6 +316,7 @@ class DiscordAdapter:
                 await self._handled(item.msg.update_key)
             return True
         finally:
+            self._live.discard(item.msg.update_key)
             mine.set_result(None)
             if self._tails.get(key) is mine:
                 del self._tails[key]
@@ -359,6 +364,8 @@ class DiscordAdapter:
                 log.info("discord message %s delivered again; ignored",
                          item.msg.platform_message_id)
                 return False
+            # before it is written: recovery never takes it for one an earlier process left
+            self._live.add(key)
             await self.marks.receive_updates(PLATFORM, [(key, item.payload())], _now())
             self._received += 1
             if self._received % 1000 == 0:

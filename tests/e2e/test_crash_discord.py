@@ -12,10 +12,11 @@ generous guard. (A replay after a gateway RESUME within one life: ``test_redeliv
 
 from __future__ import annotations
 
+import asyncio
 import signal
 
 from tests.e2e.fakes.discord import FakeDiscord
-from tests.e2e.fakes.llm import FakeLLMServer, Stall
+from tests.e2e.fakes.llm import FakeLLMServer, Hold, Stall
 from tests.e2e.test_health import free_port
 from tests.e2e.test_run_process import WAIT_S, Proc, _rows, _until
 
@@ -69,11 +70,16 @@ async def test_discord_quick_messages_killed_while_the_model_answers_the_first(t
         assert _rows(db, "SELECT count(*) FROM replies_due") == [(1,)]
         assert fake.sent(dm) == []
 
+        gate = asyncio.Event()
+        llm.push(Hold(gate))  # the first answer of the restart waits for the test
         await second.start()
         await second.ready(port)
-        for message in sent[:2]:  # the gateway delivers two of them again
+        await _until(lambda: len(llm.requests) == 2, "the due message being answered")
+        for message in sent[:2]:  # while it is, the gateway delivers two of them again
             await fake.dispatch("MESSAGE_CREATE", message)
-        await fake.say(ana, LATER)  # and new input of the same channel
+        await fake.say(ana, LATER)  # and new input of the same channel arrives
+        await _until(lambda: _kept(db) == 3, "the new input kept as received")
+        gate.set()
         await _until(lambda: any(LATER in m["content"] and "…" not in m["content"]
                                  for m in fake.sent(dm)), "the answer to the new input")
         shown = [m["content"] for m in fake.sent(dm)]
@@ -91,6 +97,7 @@ async def test_discord_quick_messages_killed_while_the_model_answers_the_first(t
         assert await second.wait() == 0, second.stderr
         log = (tmp_path / "data" / "logs" / "memory-bot.log").read_text()
         assert "discord: answered a message left unanswered by a stop" in log
+        # the new input arrived during the start-up answers: handled as it came, not twice
         assert "discord: 2 message(s) received before a stop are handled now" in log
         assert _rows(db, "PRAGMA integrity_check") == [("ok",)]
     finally:

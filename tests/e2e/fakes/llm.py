@@ -15,7 +15,8 @@ Each request takes the next step of :attr:`FakeLLMServer.script` (an empty scrip
 :class:`Answer` (text, stop reason, usage, or raw content blocks such as thinking and tool_use),
 :class:`Fail` (an HTTP error status with headers such as ``retry-after``), :class:`StreamError`
 (HTTP 200, then an error event, optionally after some text; a non-streaming request gets 500)
-and :class:`Stall` (wait before answering, to make the client time out).
+and :class:`Stall` (wait before answering, to make the client time out), :class:`Hold` (wait
+until the test lets the answer go).
 """
 
 from __future__ import annotations
@@ -75,7 +76,15 @@ class Stall:
     then: Answer = field(default_factory=Answer)
 
 
-Step = Union[Answer, Fail, StreamError, Stall]
+@dataclass
+class Hold:
+    """Wait until the test sets ``gate`` (or the server closes), then answer ``then``."""
+
+    gate: asyncio.Event
+    then: Answer = field(default_factory=Answer)
+
+
+Step = Union[Answer, Fail, StreamError, Stall, Hold]
 
 
 @dataclass
@@ -183,6 +192,13 @@ class FakeLLMServer:
                 await asyncio.wait_for(self._stop.wait(), step.seconds)
             except asyncio.TimeoutError:
                 pass
+            step = step.then
+        elif isinstance(step, Hold):
+            stop = asyncio.ensure_future(self._stop.wait())
+            gate = asyncio.ensure_future(step.gate.wait())
+            await asyncio.wait([stop, gate], return_when=asyncio.FIRST_COMPLETED)
+            stop.cancel()
+            gate.cancel()
             step = step.then
         if self.echo and isinstance(step, Answer) and step.text == "ok" and step.blocks is None:
             step = Answer(f"answer to: {_last_user_text(json.loads(body))}")
