@@ -112,6 +112,35 @@ async def test_scores_equal_lancedb_on_the_same_rows(pg, tmp_path):
         await lance.close()
 
 
+async def test_a_search_pruned_to_the_rarest_terms_equals_the_full_one(pg_schema):
+    url, schema = pg_schema
+    pruned = await PgSearchIndex.open(url, embedder_name="pruned", dim=EMB.dim, schema=schema,
+                                      lexical_budget_postings=1)
+    full = await PgSearchIndex.open(url, embedder_name="full", dim=EMB.dim, schema=schema,
+                                    lexical_budget_postings=10**9)
+    try:
+        texts = [f"note {i} about food and the weekly market" for i in range(200)]
+        texts += [f"my Brompton bike {i} needs food for the road" for i in range(4)]
+        texts += ["the market sells Brompton parts", "matcha at the market"]
+        # a row without the rarest term that outscores the rows holding it: the bound must
+        # send that search to the full scoring
+        texts += ["quinoa"] * 3 + [" ".join(["Brompton"] * 8) + " market"]
+        for index in (pruned, full):
+            await index.upsert(await rows(texts))
+        for query, limit in [("Brompton market food", 3), ("Brompton market food", 10),
+                             ("matcha market", 1), ("matcha market", 20), ("food note", 5),
+                             ("note note note 7", 4), ("quinoa Brompton market", 3)]:
+            a = [(h.key, h.bm25, h.cosine) for h in await search(pruned, query, limit=limit)
+                 if h.bm25]
+            b = [(h.key, h.bm25, h.cosine) for h in await search(full, query, limit=limit)
+                 if h.bm25]
+            assert a == b and len(a) == limit, query
+        assert pruned.lexical_pruned >= 2 and full.lexical_pruned == 0
+    finally:
+        await pruned.close()
+        await full.close()
+
+
 async def test_bm25_follows_the_documented_formula(pg):
     texts = ["sushi sushi tuna", "sushi rice rice rice", "green tea", "black coffee", "the of"]
     await pg.upsert(await rows(texts))

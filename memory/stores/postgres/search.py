@@ -17,7 +17,8 @@ by the scope inside the query (:class:`memory.ports.ScopeFilter`):
   The HNSW search is approximate (measured in docs/benchmarks.md, "PostgreSQL search").
   ``cosine = 1 - (vector <=> query)``;
 * lexical: BM25 in SQL over the postings (one narrow row per row and distinct term, keyed by
-  scope and term) of the query's terms in the scope, and the statistics the writes keep
+  scope and term) of the query's terms in the scope, pruned by MaxScore (the rows of the
+  rarest terms first, :meth:`PgSearchIndex._lexical`), and the statistics the writes keep
   (``memory/stores/postgres/terms.py`` defines the terms and the formula; the numbers equal
   LanceDB's for the same rows); best ``limit`` returned, each with its cosine too. The terms
   are made by the application (jieba for Chinese), so no PostgreSQL text-search
@@ -34,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import math
 import re
 import uuid
 from collections import Counter
@@ -53,6 +55,10 @@ log = logging.getLogger(__name__)
 
 WRITE_BATCH_ROWS = 1000
 """Rows per insert statement of one upsert (each statement carries its rows as arrays)."""
+LEXICAL_BUDGET_POSTINGS = 4000
+"""Postings of the rarest query terms that a full-text search scores first, for MaxScore's
+pruning (:meth:`PgSearchIndex._lexical`): each candidate row costs one primary-key read per
+query term, so this bounds that first pass to a few thousand reads."""
 LARGE_SCOPE_ROWS: int | None = None
 """Rows from which a scope gets an approximate (HNSW) index of its own at :meth:`compact`;
 None: never. Off by default: at 100,000 rows of one scope the build took 619 s on a busy
@@ -93,9 +99,12 @@ class PgSearchIndex:
 
     def __init__(self, pool: asyncpg.Pool, names: TableNames, dim: int, *,
                  large_scope_rows: int | None = LARGE_SCOPE_ROWS,
-                 write_batch_rows: int = WRITE_BATCH_ROWS, drop_schema: bool = False,
-                 holder: asyncpg.Connection | None = None) -> None:
+                 write_batch_rows: int = WRITE_BATCH_ROWS,
+                 lexical_budget_postings: int = LEXICAL_BUDGET_POSTINGS,
+                 drop_schema: bool = False, holder: asyncpg.Connection | None = None) -> None:
         self._pool = pool
+        self.lexical_budget_postings = lexical_budget_postings
+        self.lexical_pruned = 0  # full-text searches answered from the rarest terms' rows
         self.write_batch_rows = write_batch_rows
         self._drop_schema = drop_schema  # a scratch schema, dropped by close()
         self._holder = holder  # the connection holding the exclusive lock, if any
@@ -110,7 +119,8 @@ class PgSearchIndex:
     async def open(cls, url: str, *, embedder_name: str, dim: int, schema: str | None = None,
                    scratch: bool = False, exclusive: bool = False, pool_size: int = 4,
                    large_scope_rows: int | None = LARGE_SCOPE_ROWS,
-                   write_batch_rows: int = WRITE_BATCH_ROWS) -> "PgSearchIndex":
+                   write_batch_rows: int = WRITE_BATCH_ROWS,
+                   lexical_budget_postings: int = LEXICAL_BUDGET_POSTINGS) -> "PgSearchIndex":
         """Connect to ``url`` (``postgresql://...``) and migrate the embedder's tables in
         ``schema`` (which must exist).
 
@@ -132,6 +142,8 @@ class PgSearchIndex:
             large_scope_rows: rows from which :meth:`compact` gives a scope its own
                 approximate index (see the module docstring); None: never.
             write_batch_rows: rows per insert statement of an upsert.
+            lexical_budget_postings: postings (over the whole table) of the rarest query terms
+                whose rows a full-text search scores first (see :meth:`_lexical`).
 
         Raises:
             StoreError: the database cannot be reached, pgvector is missing, the table holds
@@ -177,7 +189,9 @@ class PgSearchIndex:
             log.info("postgres search index migrated table=%s versions=%s url=%s", names.base,
                      ",".join(map(str, applied)), redacted(url))
         return cls(pool, names, dim, large_scope_rows=large_scope_rows,
-                   write_batch_rows=write_batch_rows, drop_schema=scratch, holder=holder)
+                   write_batch_rows=write_batch_rows,
+                   lexical_budget_postings=lexical_budget_postings, drop_schema=scratch,
+                   holder=holder)
 
     # ------------------------------------------------------------------------------ writes
 
@@ -372,31 +386,74 @@ class PgSearchIndex:
 
     async def _lexical(self, vector: Sequence[float], terms: list[str], where: ScopeFilter,
                        limit: int):
+        """BM25's best ``limit`` rows of the scope for ``terms``, pruned by MaxScore (Turtle &
+        Flood 1995, "Query evaluation: strategies and optimizations"): the rows holding the
+        rarest terms (their postings summing to at most ``lexical_budget_postings`` over the
+        table) are scored in full first; a row holding none of those terms scores less than
+        the sum of the other terms' upper bounds ``weight * (K1 + 1)`` (BM25's term-frequency
+        part stays under ``K1 + 1``), so when the k-th scored row reaches that sum it is the
+        answer. Otherwise every row holding any term is scored. Both give exactly the same
+        rows and scores."""
         t = self._names
-        # q: each query term (repeats kept, as BM25 sums over the query's terms) with its idf
-        # over the whole table; top: BM25 of the scope's visible rows from the postings of
-        # those terms alone, best ``limit``; then their vectors for the cosine.
         async with self._pool.acquire() as conn:
-            return await conn.fetch(
-                f"""WITH totals AS (
-                        SELECT rows_with_terms::float8 AS n,
-                               length::float8 / greatest(rows_with_terms, 1) AS avgdl
-                        FROM {t.stats}),
-                    q AS (
-                        SELECT w.term, ln(1 + (totals.n - d.rows + 0.5) / (d.rows + 0.5)) AS idf
-                        FROM unnest($6::text[]) AS w(term)
-                        JOIN {t.terms} AS d ON d.term = w.term CROSS JOIN totals),
+            totals = await conn.fetchrow(f"SELECT rows_with_terms, length FROM {t.stats}")
+            rows_with = {r["term"]: r["rows"] for r in await conn.fetch(
+                f"SELECT term, rows FROM {t.terms} WHERE term = ANY($1::text[])", terms)}
+            if not rows_with:
+                return []
+            n = float(totals["rows_with_terms"])
+            avgdl = totals["length"] / max(totals["rows_with_terms"], 1)
+            # a repeated query term counts as often as it is repeated (as Lance sums it)
+            weight = {term: repeats * math.log(1 + (n - rows_with[term] + 0.5)
+                                               / (rows_with[term] + 0.5))
+                      for term, repeats in Counter(terms).items() if term in rows_with}
+            rarest = sorted(weight, key=lambda term: (rows_with[term], term))
+            first: list[str] = []
+            postings = 0
+            for term in rarest:
+                if first and postings + rows_with[term] > self.lexical_budget_postings:
+                    break
+                first.append(term)
+                postings += rows_with[term]
+            rest_bound = sum(weight[term] * (K1 + 1) for term in rarest[len(first):])
+            args = (vector, where.scope, where.owner, where.include_history, limit,
+                    list(weight), list(weight.values()), avgdl)
+            if rest_bound > 0:
+                rows = await conn.fetch(self._scored(candidates=True), *args, first)
+                if len(rows) == limit and rows[-1]["bm25"] >= rest_bound:
+                    self.lexical_pruned += 1
+                    return rows
+            return await conn.fetch(self._scored(candidates=False), *args)
+
+    def _scored(self, *, candidates: bool) -> str:
+        """The BM25 statement: ``$6`` terms with ``$7`` weights (repeats times idf), ``$8``
+        avgdl; with ``candidates``, only rows holding one of the ``$9`` terms are scored (each
+        of their terms' postings read by primary key), else every row holding any term."""
+        t = self._names
+        visible = "(p.kind <> 'fact' OR (p.owner = $3 AND ($4 OR p.status = 'active')))"
+        bm25 = (f"sum(q.weight * {K1 + 1} * p.count / (p.count "
+                f"+ {K1} * (1 - {B} + {B} * p.length / $8)))")
+        if candidates:
+            top = f"""cand AS (
+                        SELECT DISTINCT p.key FROM {t.postings} AS p
+                        WHERE p.scope = $2 AND p.term = ANY($9::text[]) AND {visible}),
                     top AS (
-                        SELECT p.key, sum(q.idf * {K1 + 1} * p.count / (p.count
-                               + {K1} * (1 - {B} + {B} * p.length / totals.avgdl))) AS bm25
+                        SELECT p.key, {bm25} AS bm25
+                        FROM cand CROSS JOIN q
+                        JOIN {t.postings} AS p
+                          ON p.scope = $2 AND p.term = q.term AND p.key = cand.key
+                        GROUP BY p.key ORDER BY bm25 DESC, p.key LIMIT $5)"""
+        else:
+            top = f"""top AS (
+                        SELECT p.key, {bm25} AS bm25
                         FROM q JOIN {t.postings} AS p ON p.scope = $2 AND p.term = q.term
-                        CROSS JOIN totals
-                        WHERE p.kind <> 'fact' OR (p.owner = $3 AND ($4 OR p.status = 'active'))
-                        GROUP BY p.key ORDER BY bm25 DESC, p.key LIMIT $5)
+                        WHERE {visible}
+                        GROUP BY p.key ORDER BY bm25 DESC, p.key LIMIT $5)"""
+        return f"""WITH q AS (SELECT * FROM unnest($6::text[], $7::float8[]) AS q(term, weight)),
+                    {top}
                 SELECT r.key, r.kind, r.item_id, 1 - (r.vector <=> $1) AS cosine, top.bm25
                 FROM top JOIN {t.rows} AS r ON r.key = top.key
-                ORDER BY top.bm25 DESC, r.key""",
-                vector, where.scope, where.owner, where.include_history, limit, terms)
+                ORDER BY top.bm25 DESC, r.key"""
 
     # ------------------------------------------------------------------------------ upkeep
 
