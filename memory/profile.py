@@ -30,7 +30,6 @@ forgotten or archived leaves it at once.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -52,19 +51,41 @@ TASTE_TOPICS = frozenset({"opinion"})
 #: The order of write modes within a tier (what the user asked for first).
 _MODE_RANK = {"explicit": 0, "correction": 0, "repetition": 1, "statement": 2}
 
-# Subjects other than the user, right after "用户" ("用户同事是医生", "用户妈妈在深圳上班"):
-# kinship and social roles, pets.
-_ZH_OTHERS = (
-    "同事|朋友|好友|闺蜜|爸爸|妈妈|爸|妈|父亲|母亲|父母|老婆|老公|妻子|丈夫|爱人|太太|先生|儿子|女儿|孩子|"
-    "宝宝|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|叔叔|阿姨|舅舅|姑姑|表哥|表姐|表弟|表妹|"
-    "堂哥|堂姐|堂弟|堂妹|老板|领导|上司|经理|同学|室友|舍友|邻居|男朋友|女朋友|对象|家人|亲戚|客户|"
-    "导师|老师|狗|猫"
-)
-_ABOUT_USER_EN = re.compile(r"^\s*the user\b(?!'s?\b)(?!’s?\b)", re.IGNORECASE)
-_ABOUT_USER_ZH = re.compile(rf"^\s*用户(?!的)(?!{_ZH_OTHERS})")
-# Instructions about how to treat the user, from the topic table ("Call the user Sam",
-# "用{v}回复用户"): about the user too.
-_TO_USER = re.compile(r"\bthe user\b|用户", re.IGNORECASE)
+#: People (and pets) in the user's life, as the head of a fact's subject ("The user's colleague
+#: Anika ...", "用户同事是医生", "用户的妈妈在深圳上班"): such a fact is about them, not the user.
+OTHERS_EN = frozenset(
+    "colleague colleagues coworker co-worker friend friends wife husband partner spouse son "
+    "daughter child children kid kids baby mother mom mum father dad parent parents sister "
+    "brother sibling grandmother grandma grandfather grandpa grandparents aunt uncle cousin "
+    "niece nephew boss manager neighbour neighbor roommate flatmate classmate teacher student "
+    "client customer girlfriend boyfriend fiance fiancee family relatives dog cat pet".split())
+OTHERS_ZH = (
+    "同事 朋友 好友 闺蜜 爸爸 妈妈 爸 妈 父亲 母亲 父母 老婆 老公 妻子 丈夫 爱人 太太 先生 儿子 女儿 孩子 "
+    "宝宝 哥哥 姐姐 弟弟 妹妹 爷爷 奶奶 外公 外婆 姥姥 姥爷 叔叔 阿姨 舅舅 姑姑 表哥 表姐 表弟 表妹 堂哥 "
+    "堂姐 堂弟 堂妹 老板 领导 上司 经理 同学 室友 舍友 邻居 男朋友 女朋友 对象 家人 亲戚 客户 导师 老师 "
+    "下属 狗 猫").split()
+_EN_USER = "the user"
+_ZH_USER = "用户"
+
+
+def _names_another_person(text: str) -> bool:
+    """The text's "the user's X" / "用户(的)X" names a person of :data:`OTHERS_EN` /
+    :data:`OTHERS_ZH` (anywhere: "孙志宏是用户的同事")."""
+    lower = text.lower()
+    at = lower.find(_EN_USER + "'s ")
+    while at >= 0:
+        following = lower[at + len(_EN_USER) + 3:].split(" ", 1)[0].strip(",.;")
+        if following in OTHERS_EN:
+            return True
+        at = lower.find(_EN_USER + "'s ", at + 1)
+    at = text.find(_ZH_USER)
+    while at >= 0:
+        rest = text[at + len(_ZH_USER):]
+        rest = rest[1:] if rest.startswith("的") else rest
+        if any(rest.startswith(word) for word in OTHERS_ZH):
+            return True
+        at = text.find(_ZH_USER, at + 1)
+    return False
 
 
 def _topic_root(topic: str | None) -> str | None:
@@ -74,13 +95,16 @@ def _topic_root(topic: str | None) -> str | None:
 def about_the_user(fact: Fact) -> bool:
     """True when ``fact`` is about the user themselves rather than someone in their life.
 
-    A fact with a topic key came from the user's own first-person statement about that
-    attribute (``memory.topics``), so it is about the user; otherwise the wording decides: its
-    subject is "The user" (not "The user's ...") or "用户" not followed by 的 or a person
-    ("用户同事", "用户妈妈")."""
-    if fact.topic:
-        return bool(_TO_USER.search(fact.text)) or fact.kind in CONSTRAINT_KINDS
-    return bool(_ABOUT_USER_EN.search(fact.text) or _ABOUT_USER_ZH.search(fact.text))
+    It must name the user ("the user", "用户") and no person of theirs as its subject ("The
+    user's colleague Anika ...", "用户妈妈在深圳上班", "孙志宏是用户的同事"). A fact without a topic
+    key must also start with the user as its subject ("The user ...", "用户..."): a keyed fact
+    comes from the user's own first-person statement of that attribute, whatever its wording
+    ("Call the user Sam", "用中文回复用户")."""
+    text = fact.text.strip()
+    lower = text.lower()
+    if (_EN_USER not in lower and _ZH_USER not in text) or _names_another_person(text):
+        return False
+    return bool(fact.topic) or lower.startswith(_EN_USER + " ") or text.startswith(_ZH_USER)
 
 
 def profile_tier(fact: Fact) -> int | None:

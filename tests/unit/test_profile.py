@@ -76,6 +76,12 @@ def test_the_user_as_subject_in_both_languages():
     assert not about_the_user(fact(4, "The user's sister Mia lives in Oslo"))
     assert not about_the_user(fact(5, "用户的同事是个程序员"))
     assert not about_the_user(fact(6, "Jonas likes chess"))
+    # a keyed attribute of the user, whatever its wording; of a person of theirs, never
+    assert about_the_user(fact(7, "The user's dentist is Dr. Kaya", topic="dentist"))
+    assert about_the_user(fact(8, "用中文回复用户", kind="preference", topic="reply_language"))
+    assert not about_the_user(fact(9, "用户的同事的手机号是15504351297", topic="同事手机号"))
+    assert not about_the_user(fact(10, "The user's wife is called Anna", topic="wife_name"))
+    assert not about_the_user(fact(11, "孙志宏是用户的同事", topic="colleague"))
 
 
 def test_the_bound_is_an_upper_bound_and_a_fact_that_does_not_fit_is_skipped():
