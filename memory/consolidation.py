@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+from memory import language
 from memory.dates import resolve_relative_dates
 from memory.errors import ModelError, ModelRateLimited, ModelUnavailable
 from memory.facts import (
@@ -57,7 +58,6 @@ from memory.records import EpisodeDraft, FactOp, ThreadRow
 from memory.stores.sqlite import SQLiteStore
 from memory.text import (
     has_cjk,
-    is_question,
     language_of,
     normalise,
     search_tokens,
@@ -163,15 +163,6 @@ never "supersede"; "nothing" when the candidate holds no stable fact.
 - kind: preference, profile, prohibition (things the user must avoid), task, or note. topic: a \
 short label of the attribute (e.g. "home city", "diet")."""
 
-_CUE = re.compile(
-    r"\b(?:prefer|favou?rite|allergic|allergy|can'?t stand|cannot stand|hate|love|vegetarian|"
-    r"vegan|never|always|moved|live|living|work|working|job|married|divorced|born|birthday|"
-    r"graduated|started|quit|switched|retired|wife|husband|partner|son|daughter|kids?|"
-    r"children|friend|colleague|boss|mom|dad|mother|father|sister|brother|dog|cat)\b"
-    r"|喜欢|讨厌|爱吃|不吃|不喝|过敏|最爱|偏好|从不|总是|搬|住在|工作|结婚|生日|毕业|戒了|改用|"
-    r"老婆|老公|妻子|丈夫|孩子|儿子|女儿|妈妈|爸爸|朋友|同事|老板", re.IGNORECASE)
-_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|my|me|mine)\b|我", re.IGNORECASE)
-_QUESTION = re.compile(r"[?？]\s*$|吗[。？?]?\s*$")
 _INSTRUCTION = re.compile(
     r"^\s*(?:please\s+|pls\s+)?(?:always|never|from now on|ignore|disregard|forget|answer|"
     r"respond|reply|speak|talk|write|say|act|pretend|stop|do not|don'?t|you|assistant)\b"
@@ -216,12 +207,12 @@ def is_candidate_text(text: str) -> bool:
     with a preference / profile / prohibition cue word (EN + ZH). Questions and short
     chit-chat are not."""
     text = text.strip()
-    if len(search_tokens(text)) < 3 or _QUESTION.search(text):
+    if len(search_tokens(text)) < 3 or language.is_question(text):
         return False
     lang = language_of(text)
     if is_correction(text) or match_topics(text, lang) or stable_statement(text, lang):
         return True
-    return bool(_CUE.search(text) and _FIRST_PERSON.search(text))
+    return language.has_cue(text) and language.mentions_speaker(text, lang)
 
 
 def pick_candidates(turns: Sequence[Turn], *, private: bool, flagged: set[int],
@@ -271,7 +262,7 @@ def echoed_words(turns: Sequence[Turn], before: Turn) -> frozenset[str]:
         if turn.role is not Role.ASSISTANT or turn.generated_by == "offline":
             continue
         for sentence in sentences(turn.text):
-            if not is_question(sentence):
+            if not language.is_question(sentence):
                 words.update(_stem(t) for t in search_tokens(sentence))
     return frozenset(words)
 

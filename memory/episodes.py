@@ -14,14 +14,8 @@ from functools import lru_cache
 
 from memory.ports import TokenCounter
 from memory.records import EpisodeDraft
-from memory.text import (
-    is_question,
-    language_of,
-    normalise,
-    search_tokens,
-    sentences,
-    stem_english,
-)
+from memory.language import is_question
+from memory.text import language_of, normalise, search_tokens, sentences, stem_english
 from memory.topics import match_topics
 from memory.types import KeyDatum, Role, Turn
 

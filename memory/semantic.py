@@ -1,21 +1,29 @@
-"""Semantic memory writes: apply the rules of ``memory.facts`` and ``memory.topics`` to one
-user turn, against the facts already stored.
+"""Semantic memory writes: apply the rules of ``memory.facts``, ``memory.statements`` and
+``memory.topics`` to one user turn, against the facts already stored.
 
-Decisions, in order, for a user's turn (memory on, user turns only):
+Decisions, in order, for each statement of a user's turn (memory on, user turns only; an
+explicit request's statements, else every sentence that is no question, quotes left out):
 
-1. "I quit X" / "我戒了X": active facts whose value is X are ended (kept as history).
-2. Each known-topic statement: an active fact with the same key and value is confirmed; a
-   different value supersedes it (the old fact keeps ``valid_to``), unless the two are the same
-   statement in two scripts (``Graz`` / ``格拉茨``: embedding cosine of the two facts at least
-   the embedder's ``duplicate_cross_language``), which confirms. With no fact on the key yet,
-   an explicit request or a correction writes it; a plain statement becomes a candidate.
-3. An explicit request with no known topic is written as a free-form fact unless a
-   near-duplicate exists (same normalised text, or cosine at least ``duplicate``, or across
-   scripts ``duplicate_cross_language``), which is confirmed instead. Free-form facts never
-   supersede anything.
-4. Any other stable first-person statement becomes a candidate.
-5. A candidate that matches an earlier candidate of another session (same topic key and value,
-   same normalised text, or cosine at least ``duplicate``) is written as a fact (repetition).
+1. Attributes stated (topics and open-vocabulary "my X is Y", ``claims``): an active fact
+   with the same key (or a key naming the same attribute: ``keys_match``) and value is
+   confirmed; a different value supersedes it (the old fact keeps ``valid_to``), unless the
+   two are the same statement in two scripts (``Graz`` / ``格拉茨``: embedding cosine of the
+   two facts at least the embedder's ``duplicate_cross_language``), which confirms. With no
+   fact on the key yet, an explicit request, a correction or a constraint topic (allergy,
+   diet, foods avoided) writes it; a plain statement becomes a candidate.
+2. "I'm no longer X" / "I quit X" / "我不再X": active facts it names are ended (kept as
+   history); "I'm not allergic to X" ends that allergy.
+3. A correction naming only a value ("No wait, it's olives.") gives it to the newest fact of
+   this conversation.
+4. An explicit request with no attribute is written as a free-form fact, and so is a
+   constraint ("please don't message me on weekends"), unless a near-duplicate exists (same
+   normalised text, or cosine at least ``duplicate``, or across scripts
+   ``duplicate_cross_language``), which is confirmed instead. Free-form facts never supersede
+   anything.
+5. A turn that did none of this and holds a lasting first-person statement becomes a
+   candidate; a candidate that matches an earlier candidate of another session (same key and
+   value, same normalised text, or cosine at least ``duplicate``) is written as a fact
+   (repetition).
 
 Confirming never deletes; nothing here deletes a fact.
 """
@@ -23,16 +31,15 @@ Confirming never deletes; nothing here deletes a fact.
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 
+from memory import language
 from memory.dates import resolve_relative_dates
 from memory.facts import (
-    ended_values,
     explicit_request,
     fact_text,
     first_person,
@@ -42,9 +49,10 @@ from memory.facts import (
 )
 from memory.ports import Embedder, ScopeFilter, SearchIndex
 from memory.records import ThreadRow
+from memory.statements import bare_value, constraint, endings, ends, keys_match, open_attributes
 from memory.stores.sqlite import SQLiteStore
 from memory.text import has_cjk, language_of, normalise
-from memory.topics import TopicMatch, match_topics, not_allergic_to
+from memory.topics import CONSTRAINT_TOPICS, match_topics, not_allergic_to
 from memory.types import Fact, FactStatus, ItemKind, Scope, Turn
 
 log = logging.getLogger(__name__)
@@ -90,41 +98,129 @@ class SemanticWriter:
             return []  # a fact about a secret we did not keep would be empty or misleading
         outcomes: list[FactOutcome] = []
         w = _Write(self, user_id=user_id, scope=scope, thread=thread, turn=turn, now=now, lang=lang)
+        known = {f.topic for f in await self.store.active_facts(user_id, scope) if f.topic}
 
         # a request may hold several statements, each a fact ("my favourite colour is blue and
-        # I like jazz" wrote only the jazz); other turns are read whole
-        for clause in request_clauses(body) if request else [body]:
+        # I like jazz"); other turns are read sentence by sentence, questions and quotes left out
+        if request:
+            clauses = request_clauses(body)
+        else:
+            clauses = [s for s in language.split_sentences(language.without_quotes(text))
+                       if not language.is_question(s)]
+        for clause in clauses:
+            clause = language.without_abbreviation_dots(clause)
             said: list[FactOutcome] = []
-            for value in ended_values(clause):
-                said += await w.end(value)
+            stated = claims(clause, lang, known)
+            # "我现在不喜欢寿司了" states a dislike: an ending only for what no claim restates
+            ending = [p for p in endings(clause, lang)
+                      if not any(c.shown and c.shown.lower() in p.lower() for c in stated)]
+            for phrase in ending:
+                said += await w.end(phrase)
             for key in not_allergic_to(clause):  # "I'm not allergic to peanuts" / 我对花生不过敏
                 said += await w.end_topic(key)
-            topics = [t for t in match_topics(clause, lang)
-                      if not any(o.status == "ended" and o.fact and o.fact.topic == t.key
-                                 for o in said)]
-            for match in topics:
-                said.append(await w.topic(match, assertive=bool(request) or correction))
+            ended = {o.fact.topic for o in said if o.status == "ended" and o.fact}
+            for claim in stated:
+                if claim.key in ended:
+                    continue
+                # a constraint is kept at its first mention ("I don't eat pork"), not when the
+                # clause says something stopped ("I don't eat peanuts anymore")
+                constraint_now = claim.topic in CONSTRAINT_TOPICS and not endings(clause, lang)
+                assertive = bool(request) or correction or constraint_now
+                outcome = await w.claim(claim, assertive=assertive)
+                if outcome is not None:
+                    said.append(outcome)
+            if not said and correction and (value := bare_value(clause, lang)):
+                outcome = await w.correct_last(value)  # "No wait, it's olives." / 不对，是5号柜
+                if outcome is not None:
+                    said.append(outcome)
             if request and not said:
                 said.append(await w.free_form(fact_text(clause, lang), kind=request.kind))
-            elif not request and not said:
-                statement = stable_statement(clause, lang)
-                if statement:
-                    said.append(await w.candidate(None, None, statement))
+            elif not said and constraint(clause, lang):
+                # allergies, diets, conditions, prohibitions: kept from their first mention
+                said.append(await w.free_form(fact_text(_unsoftened(clause), lang),
+                                              kind="prohibition"))
             outcomes += said
+        if not request and not outcomes:
+            statement = stable_statement(text, lang)
+            if statement:
+                outcomes.append(await w.candidate(None, None, statement))
         for o in outcomes:
             if o.status != "candidate":
                 log.info("fact %s id=%s user=%s", o.status, o.fact.id if o.fact else None, user_id)
         return outcomes
 
 
-def _names_the_same(target: str, value: str) -> bool:
-    """True when an ended ``value`` names the fact value ``target`` (lowercased): one holds
-    the other as whole words ("green tea" / "tea"), or as characters in Chinese; so "I'm not
-    sure anymore" does not end "blood pressure"."""
-    if has_cjk(target) or has_cjk(value):
-        return target in value or value in target
-    return bool(re.search(rf"\b{re.escape(value)}\b", target)
-                or re.search(rf"\b{re.escape(target)}\b", value))
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One attribute a clause states, ready to write.
+
+    Attributes:
+        key: conflict key (``residence``, ``dentist``, ``allergy:peanuts``); None when only
+            the old value is named ("I switched from Telekom to Vodafone").
+        value: normalised value.
+        text: the canonical fact text (None with ``key`` None: made from the replaced fact).
+        kind: fact kind.
+        topic: the topic-table key, or None for an open-vocabulary attribute.
+        shown: the value as said.
+        changed_from: the old value named ("telekom"), or None.
+    """
+
+    key: str | None
+    value: str
+    text: str | None
+    kind: str
+    topic: str | None
+    shown: str
+    changed_from: str | None = None
+
+
+def claims(clause: str, lang: str, known: Iterable[str] = ()) -> list[Claim]:
+    """The attributes ``clause`` states: topic-table statements first (``memory.topics``),
+    then open-vocabulary ones (``memory.statements.open_attributes``); ``known``: the user's
+    attribute keys (for "X is now Y" without "my")."""
+    out: dict[str, Claim] = {}
+    for m in match_topics(clause, lang):
+        out.setdefault(m.key, Claim(m.key, m.value, m.text, m.topic.kind, m.topic.key,
+                                    m.shown or m.value))
+    for said in open_attributes(clause, lang, known):
+        if said.topic is not None or any(c.value == said.value for c in out.values()):
+            continue  # a synonym of a topic, or a value a topic statement holds already
+        if not said.key:
+            out.setdefault(f"from:{said.changed_from}", Claim(
+                None, said.value, None, "profile", None, said.shown, said.changed_from))
+            continue
+        out.setdefault(said.key, Claim(said.key, said.value,
+                                       open_text(said.attribute, said.shown, lang,
+                                                 named=said.named),
+                                       "profile", None, said.shown, said.changed_from))
+    return list(out.values())
+
+
+def open_text(attribute: str, value: str, lang: str, *, named: bool = False) -> str:
+    """The fact of an open-vocabulary attribute: "The user's dentist is Dr. Okafor",
+    用户的牙医是李医生, 用户家的宽带是电信; with ``named``: "The user's project is called
+    Falcon", 用户的女儿叫小雨."""
+    if lang == "zh" or has_cjk(attribute):
+        joint = "" if attribute.startswith("家") or "的" in attribute else "的"
+        return f"用户{joint}{attribute}{'叫' if named else '是'}{value}"
+    return f"The user's {attribute} is {'called ' if named else ''}{value}"
+
+
+def _unsoftened(clause: str) -> str:
+    """A prohibition without the "please" it opens with ("Please don't message me ...")."""
+    stripped = clause.strip()
+    for word in ("please ", "Please ", "pls ", "请"):
+        if stripped.startswith(word):
+            return stripped[len(word):].lstrip(" ,，")
+    return stripped
+
+
+def _replace_value(text: str, old: str, new: str) -> str:
+    """``text`` with the value ``old`` (compared without case) replaced by ``new``."""
+    at = text.lower().rfind(old.lower())
+    if at < 0:
+        return text
+    return text[:at] + new + text[at + len(old):]
 
 
 class _Write:
@@ -149,12 +245,14 @@ class _Write:
             source_turn_ids=sources, lang=self.lang, scope=self.scope, now=self.now,
             valid_from=self.turn.created_at, value=value, mode=mode, supersedes=supersedes)
 
-    async def end(self, value: str) -> list[FactOutcome]:
+    async def end(self, phrase: str) -> list[FactOutcome]:
+        """End the active facts ``phrase`` names (``memory.statements.ends``); allergies end
+        only when named as such (``end_topic``)."""
         out = []
         for fact in await self.store.active_facts(self.user_id, self.scope):
-            target = (fact.value or "").lower()
-            if target and _names_the_same(target, value) \
-                    and not fact.topic.startswith("allergy:"):
+            if (fact.topic or "").startswith("allergy:"):
+                continue
+            if ends(phrase, fact.text, fact.value):
                 if await self.store.end_fact(fact.id, self.user_id, self.turn.created_at):
                     out.append(FactOutcome("ended", fact, explicit=True))
         return out
@@ -168,26 +266,57 @@ class _Write:
                 out.append(FactOutcome("ended", fact, explicit=True))
         return out
 
-    async def topic(self, match: TopicMatch, *, assertive: bool) -> FactOutcome:
-        existing = await self.store.active_facts(self.user_id, self.scope, topic=match.key)
+    async def claim(self, claim: Claim, *, assertive: bool) -> FactOutcome | None:
+        """Write, confirm or supersede on ``claim``'s key (see the module docstring); None when
+        it names an old value no fact holds."""
+        active = [f for f in await self.store.active_facts(self.user_id, self.scope) if f.topic]
+        text, key = claim.text, claim.key
+        if key is None:  # "I switched from Telekom to Vodafone": the fact whose value it was
+            old = [f for f in active if f.value and ":" not in f.topic
+                   and ends(claim.changed_from or "", f.text, f.value)]
+            if not old:
+                return None
+            key, text = old[-1].topic, _replace_value(old[-1].text, old[-1].value, claim.shown)
+        multi = ":" in key
+        existing = [f for f in active if f.topic == key or (
+            not multi and ":" not in f.topic and keys_match(f.topic, key))]
+        if existing:
+            key = existing[-1].topic  # the stored key names the attribute
         for fact in existing:
-            if fact.value == match.value or normalise(fact.text) == normalise(match.text):
+            if fact.value == claim.value or normalise(fact.text) == normalise(text):
                 await self.store.confirm_fact(fact.id, self.turn.id, self.now)
                 return FactOutcome("confirmed", fact, explicit=assertive)
-            if match.topic.key != "opinion" and has_cjk(fact.value or "") != has_cjk(match.value) \
-                    and await self._same_meaning(fact.text, match.text):
+            if claim.topic is not None and claim.topic != "opinion" and \
+                    has_cjk(fact.value or "") != has_cjk(claim.value) \
+                    and await self._same_meaning(fact.text, text):
                 await self.store.confirm_fact(fact.id, self.turn.id, self.now)
                 return FactOutcome("confirmed", fact, explicit=assertive)
         if existing:
-            fact = await self._add(match.text, kind=match.topic.kind, topic=match.key,
-                                   value=match.value, mode="correction" if assertive else "statement",
+            fact = await self._add(text, kind=claim.kind, topic=key, value=claim.value,
+                                   mode="correction" if assertive else "statement",
                                    sources=[self.turn.id], supersedes=[f.id for f in existing])
             return FactOutcome("superseded", fact, previous=existing[-1], explicit=True)
         if assertive:
-            fact = await self._add(match.text, kind=match.topic.kind, topic=match.key,
-                                   value=match.value, mode="explicit", sources=[self.turn.id])
+            fact = await self._add(text, kind=claim.kind, topic=key, value=claim.value,
+                                   mode="explicit", sources=[self.turn.id])
             return FactOutcome("written", fact, explicit=True)
-        return await self.candidate(match.key, match.value, match.text, kind=match.topic.kind)
+        return await self.candidate(key, claim.value, text, kind=claim.kind)
+
+    async def correct_last(self, shown: str) -> FactOutcome | None:
+        """A correction that names only a value ("No wait, it's olives.", 不对，是5号柜):
+        the newest single-valued fact written in this conversation gets it."""
+        session = await self.store.open_session(self.thread.id)
+        since = session.started_at if session is not None else self.turn.created_at
+        recent = [f for f in await self.store.active_facts(self.user_id, self.scope)
+                  if f.topic and ":" not in f.topic and f.value
+                  and f.origin_thread_id == self.thread.id and f.created_at >= since]
+        if not recent:
+            return None
+        last = max(recent, key=lambda f: (f.created_at, f.id))
+        value = shown.strip().lower()
+        claim = Claim(last.topic, value, _replace_value(last.text, last.value, shown.strip()),
+                      last.kind, None, shown.strip())
+        return await self.claim(claim, assertive=True)
 
     async def free_form(self, text: str, *, kind: str) -> FactOutcome:
         twin = await self._near_duplicate(text)

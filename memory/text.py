@@ -105,15 +105,6 @@ def sentences(text: str) -> list[str]:
     return [piece.strip() for piece in _SENTENCE_SPLIT_RE.split(text) if piece.strip()]
 
 
-_QUESTION_END_RE = re.compile(r"(?:[?？]|[吗呢吧么嘛][。.!！]?)[\s\"'”’)）]*$")
-
-
-def is_question(sentence: str) -> bool:
-    """True when ``sentence`` ends as a question: a question mark, or a Chinese question
-    particle (吗 呢 吧 么 嘛) at its end ("Should I take the train?", "我需要带护照吗")."""
-    return _QUESTION_END_RE.search(sentence) is not None
-
-
 def normalise(text: str) -> str:
     """Lowercase, fold white space and strip surrounding punctuation, for exact comparisons."""
     text = re.sub(r"\s+", " ", text.strip().lower())

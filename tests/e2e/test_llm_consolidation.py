@@ -96,7 +96,7 @@ async def active(h) -> dict[str, object]:
 async def test_summary_and_facts_added_confirmed_superseded(provider, llm_harness, server):
     h = await llm_harness(provider)
     await h.say("remember that I live in Graz")  # the rules write it at once
-    await h.say("I'm vegetarian")
+    await h.say("I love hiking")
     await h.say("I drive a red Toyota")
     await h.say("My colleague Dr. Anika Patel has a PhD in marine biology; I only have a "
                 "bachelor's.")
@@ -106,7 +106,7 @@ async def test_summary_and_facts_added_confirmed_superseded(provider, llm_harnes
                            goal="Find a pasta recipe", open_tasks=["pick a recipe"]),
         "facts": [
             {"candidate": "c1", "action": "add", "kind": "preference",
-             "text": "The user is vegetarian", "topic": "diet"},
+             "text": "The user loves hiking", "topic": "hobby"},
             {"candidate": "c2", "action": "add", "kind": "profile",
              "text": "The user drives a red Toyota", "topic": "car"},
             {"candidate": "c3", "action": "add", "kind": "note", "topic": "colleague",
@@ -132,7 +132,7 @@ async def test_summary_and_facts_added_confirmed_superseded(provider, llm_harnes
     doc = data_of(server.requests[0])
     assert doc["previous_episode"] is None
     assert [c["text"] for c in doc["candidates"]] == [  # only candidates: no explicit request,
-        "I'm vegetarian", "I drive a red Toyota",      # no question, no assistant turn
+        "I love hiking", "I drive a red Toyota",      # no question, no assistant turn
         "My colleague Dr. Anika Patel has a PhD in marine biology; I only have a bachelor's."]
     assert "2026-11-30" in doc["candidates"][0]["said_at"]
     graz = (await active(h))["The user lives in Graz"]
@@ -140,12 +140,12 @@ async def test_summary_and_facts_added_confirmed_superseded(provider, llm_harnes
         doc["candidates"][0]["nearest_facts"]
 
     facts = await active(h)
-    assert set(facts) == {"The user lives in Graz", "The user is vegetarian",
+    assert set(facts) == {"The user lives in Graz", "The user loves hiking",
                           "The user drives a red Toyota",
                           "The user's colleague Anika Patel has a PhD in marine biology",
                           "The user has a bachelor's degree"}
-    assert facts["The user is vegetarian"].mode == "llm"
-    assert facts["The user is vegetarian"].kind == "preference"
+    assert facts["The user loves hiking"].mode == "llm"
+    assert facts["The user loves hiking"].kind == "preference"
     [ep] = await h.memory.episodes_for(1)
     assert (ep.source, ep.summary, ep.goal) == (
         "llm", "Alice talked about her diet, car and education.", "Find a pasta recipe")
@@ -155,7 +155,7 @@ async def test_summary_and_facts_added_confirmed_superseded(provider, llm_harnes
     assert "1 call(s)" in stats  # consolidation usage is recorded for /stats
 
     # session 2: a restatement confirms, a new value supersedes
-    await h.say("I'm vegetarian, still going strong")
+    await h.say("I love hiking, still going strong")
     await h.say("I sold the Toyota and I drive a blue Tesla")
     server.requests.clear()
 
@@ -165,7 +165,7 @@ async def test_summary_and_facts_added_confirmed_superseded(provider, llm_harnes
     server.push(tool(provider, {
         "episode": episode("Alice confirmed her diet and changed cars."),
         "facts": [
-            {"candidate": "c1", "action": "confirm", "fact_id": offered("The user is vegetarian")},
+            {"candidate": "c1", "action": "confirm", "fact_id": offered("The user loves hiking")},
             {"candidate": "c2", "action": "supersede", "kind": "profile", "topic": "car",
              "fact_id": offered("The user drives a red Toyota"),
              "text": "The user drives a blue Tesla"},
@@ -175,8 +175,8 @@ async def test_summary_and_facts_added_confirmed_superseded(provider, llm_harnes
     after = await active(h)
     assert "The user drives a red Toyota" not in after
     assert "The user drives a blue Tesla" in after
-    assert after["The user is vegetarian"].confirmations == \
-        facts["The user is vegetarian"].confirmations + 1
+    assert after["The user loves hiking"].confirmations == \
+        facts["The user loves hiking"].confirmations + 1
     old = {f.text: f for f in await h.memory.facts_for(1, history=True)}["The user drives a red Toyota"]
     assert old.status is FactStatus.SUPERSEDED and old.valid_to is not None
 
@@ -255,10 +255,10 @@ async def test_two_session_scenario_same_facts_and_incremental_episode(
 @pytest.mark.parametrize("failure", ["invalid_json", "empty", "cut", "schema"])
 async def test_unusable_output_falls_back_to_the_rules_marked(failure, llm_harness, server):
     h = await llm_harness("anthropic")
-    for line in ["I'm vegetarian", "I drive a red Toyota", "We still need to book the hotel"]:
+    for line in ["I love hiking", "I drive a red Toyota", "We still need to book the hotel"]:
         await h.say(line)
     good = {"episode": episode("From the model."), "facts": [
-        {"candidate": "c1", "action": "add", "text": "The user is vegetarian"}]}
+        {"candidate": "c1", "action": "add", "text": "The user loves hiking"}]}
     server.push({
         "invalid_json": Answer(text='{"episode": {"summary": "From the model."'),
         "empty": Answer(blocks=[]),
@@ -281,7 +281,7 @@ async def test_overloaded_model_leaves_the_work_pending_and_retries_later(
         provider, llm_harness, server):
     h = await llm_harness(provider)
     await h.say("remember that my daughter's school starts at 8:15")
-    await h.say("I'm vegetarian")
+    await h.say("I love hiking")
     server.push(Fail(529, "overloaded_error"), Fail(529, "overloaded_error"))
     await h.say("/new")
     assert len(server.requests) == 2  # the adapter's bounded retries, then give up
@@ -301,14 +301,14 @@ async def test_overloaded_model_leaves_the_work_pending_and_retries_later(
     h.clock.advance(retry_delay(0))
     server.push(tool(provider, {"episode": episode("Later."), "facts": [
         {"candidate": "c1", "action": "add", "kind": "preference",
-         "text": "The user is vegetarian"}]}))
+         "text": "The user loves hiking"}]}))
     assert await h.memory.settle(work_thread) is True
     assert await h.memory.consolidate_pending() == 0  # exactly once
     assert len(server.requests) == 3
     [ep] = await h.memory.episodes_for(1)
     assert ep.source == "llm" and ep.summary == "Later."
     assert {f.text for f in await h.memory.facts_for(1)} == {
-        "The user's daughter's school starts at 8:15", "The user is vegetarian"}
+        "The user's daughter's school starts at 8:15", "The user loves hiking"}
 
 
 async def test_explicit_request_is_written_whatever_the_model_says(llm_harness, server):
@@ -372,9 +372,9 @@ async def test_short_sessions_without_candidates_cost_no_call(llm_harness, serve
 
 async def test_openai_server_ignoring_or_rejecting_response_format(llm_harness, server):
     h = await llm_harness("openai")
-    await h.say("I'm vegetarian")
+    await h.say("I love hiking")
     payload = {"episode": episode("Diet talk."), "facts": [
-        {"candidate": "c1", "action": "add", "kind": "preference", "text": "The user is vegetarian"}]}
+        {"candidate": "c1", "action": "add", "kind": "preference", "text": "The user loves hiking"}]}
     # a server that rejects response_format (400), then answers JSON in a code fence after prose
     server.push(Fail(400, "invalid_request_error"),
                 Answer(text="Here you go:\n```json\n" + json.dumps(payload) + "\n```"))
@@ -383,7 +383,7 @@ async def test_openai_server_ignoring_or_rejecting_response_format(llm_harness, 
     assert first["response_format"]["type"] == "json_schema"
     assert "response_format" not in second
     assert "must match this JSON schema" in second["messages"][0]["content"]
-    assert {f.text for f in await h.memory.facts_for(1)} == {"The user is vegetarian"}
+    assert {f.text for f in await h.memory.facts_for(1)} == {"The user loves hiking"}
     [ep] = await h.memory.episodes_for(1)
     assert ep.source == "llm"
     # the model remembers that this server does not take response_format
