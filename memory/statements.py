@@ -895,7 +895,8 @@ def constraint(clause: str, lang: str) -> bool:
     transient = any(w in {"today", "tonight", "tomorrow", "yesterday"} for w in words)
     if transient:
         return False
-    if L.speaker_subject(clause, "en") and (
+    # the speaker's own ("I'm allergic", "we're vegan"), not "my dog is allergic to chicken"
+    if any(w in {"i", "we"} for w in words) and L.speaker_subject(clause, "en") and (
             any(w in EN.CONSTRAINT_WORDS for w in words)
             or L.find_phrase(words, EN.CONSTRAINT_PHRASES) is not None):
         return True
@@ -909,8 +910,9 @@ def _zh_constraint(clause: str) -> bool:
     if any(w in clause for w in ("今天", "今晚", "明天", "昨天", "刚才")):
         return False
     at = L._zh_speaker_at(clause)
-    if at is not None and any(w in clause[at:] for w in ZH.CONSTRAINT_WORDS):
-        return True
+    if at is not None and L.zh_speaker_is_subject(clause[at:]) and any(
+            w in clause[at:] for w in ZH.CONSTRAINT_WORDS):
+        return True  # the speaker's own (我对芒果过敏), not 我女儿对花生过敏
     for opener in ZH.PROHIBITION_OPENERS:
         p = clause.find(opener)
         if p < 0:
@@ -978,8 +980,9 @@ RULES: tuple[L.Rule, ...] = (
            ("I'm allergic to sesame", "I have type 1 diabetes", "Please don't message me on weekends",
             "I'm on blood thinners, so no ibuprofen for me", "Never schedule meetings for me before 10"),
            ("I'm exhausted today", "Don't forget to stay positive", "Don't worry about me",
-            "Is it okay if I eat peanuts?", "If I were vegan, what would I eat")),
+            "Is it okay if I eat peanuts?", "If I were vegan, what would I eat",
+            "My dog is allergic to chicken", "I love you with all my heart")),
     L.Rule("constraint", "zh", lambda s: constraint(s, "zh"),
            ("我对芒果过敏", "我有高血压", "别在周末给我发消息", "晚上十点以后不要给我发通知", "我乳糖不耐受"),
-           ("今天好累", "我不要喝咖啡", "我朋友对花生过敏吗", "假如我有糖尿病")),
+           ("今天好累", "我不要喝咖啡", "我朋友对花生过敏吗", "假如我有糖尿病", "我女儿对花生过敏")),
 )
