@@ -411,14 +411,14 @@ async def test_an_echoed_suggestion_neither_becomes_nor_confirms_a_user_fact(llm
     await assistant("You should switch to Rust for your backend. Python is a fine fit too.")
     await h.say("Rust for my backend, sure, I like the sound of that.")
     await h.say("Python and Rust then, I think I like that plan.")
-    await assistant("Are you vegetarian?")
-    await h.say("Yes, I'm vegetarian, and I love hiking in the mountains.")
+    await assistant("Do you play tennis?")  # (a diet would be a constraint the rules keep)
+    await h.say("Yes, I play tennis, and I love hiking in the mountains.")
     server.push(tool("anthropic", {"episode": episode("Backend languages and food."), "facts": [
         {"candidate": "c1", "action": "add", "kind": "profile",
          "text": "The user uses Rust for the backend"},          # the suggestion, echoed
         {"candidate": "c2", "action": "confirm", "fact_id": python.id},  # echoed, not stated
         {"candidate": "c3", "action": "add", "kind": "profile",
-         "text": "The user is vegetarian"},                      # the answer to a question
+         "text": "The user plays tennis"},                       # the answer to a question
         {"candidate": "c3", "action": "add", "kind": "preference",
          "text": "The user loves hiking in the mountains"}]}))   # the user's own words
     await h.say("/new")
@@ -426,7 +426,7 @@ async def test_an_echoed_suggestion_neither_becomes_nor_confirms_a_user_fact(llm
     assert len(doc["candidates"]) == 3
     assert python.id in [f["id"] for f in doc["candidates"][1]["nearest_facts"]]
     facts = {f.text: f for f in await h.memory.facts_for(1)}
-    assert set(facts) == {python.text, "The user is vegetarian",
+    assert set(facts) == {python.text, "The user plays tennis",
                           "The user loves hiking in the mountains"}
     assert facts[python.text].confirmations == python.confirmations
     assert h.memory.consolidator.stats["rejected:ungrounded"] == 2
