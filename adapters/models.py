@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from i18n import say
+from i18n.facts import fact_text
 from memory.recall import EPISODIC_HEADER, SEMANTIC_HEADER
+from memory.text import language_of
 from memory.types import (
     ChatMessage,
     Fact,
@@ -19,13 +22,6 @@ from memory.types import (
     ModelReply,
     RecalledItem,
 )
-
-DISCLAIMER = ("No language model is configured (set ANTHROPIC_API_KEY or OPENAI_BASE_URL), "
-              "so I can only show what I remember.")
-NOTHING_RELATED = "Nothing I remember seems related to this message."
-FACTS_HEADING = "What I know:"
-HISTORY_HEADING = "From earlier conversations:"
-
 
 class OfflineChatModel:
     """A chat model without a language model: it says once per conversation that none is
@@ -53,33 +49,38 @@ class OfflineChatModel:
                 continue
             block = system[start + len(header):].split("\n\n", 1)[0]
             recalled += [line for line in block.splitlines() if line.strip()]
-        text = DISCLAIMER
+        asked = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        lang = language_of(asked)
+        text = say(lang, "offline.disclaimer")
         if recalled:
-            text += "\nRecalled for this message:\n" + "\n".join(recalled)
+            text += "\n" + say(lang, "offline.recalled_heading") + "\n" + "\n".join(recalled)
         else:
-            text += "\n" + NOTHING_RELATED
+            text += "\n" + say(lang, "offline.nothing_related")
         return ModelReply(text=text, model=self.name, stop_reason="end_turn")
 
 
 def offline_answer(request: MemoryAnswerRequest) -> str:
     """A compact answer built from what was recalled for one message.
 
-    - The disclaimer (:data:`DISCLAIMER`) only on the session's first reply.
+    All its words come from the catalogue (``offline.*``) in ``request.language``.
+
+    - The disclaimer (``offline.disclaimer``) only on the session's first reply.
     - The profile facts (``memory.profile``, in every prompt) on the session's first reply, as
       a language model would have them at hand; on later replies only those the message
       relates to.
     - Items that do not relate to the message are left out: a pinned episode (the last
       conversation, in every prompt) counts only when the recall score it earned for this
       message reaches the threshold, as every other item had to.
-    - Facts first (:data:`FACTS_HEADING`): current values, then earlier ones marked
+    - Facts first (``offline.facts_heading``): current values, then earlier ones marked
       ``earlier:`` with the dates they held; an earlier value recalled without its current
       successor (same topic, active) brings the successor. A fact stated in this very
       message is left out (the engine's "Noted:" line says it).
-    - Then conversations (:data:`HISTORY_HEADING`): an exchange that a shown fact came from is
+    - Then conversations (``offline.history_heading``): an exchange that a shown fact came from is
       left out (the fact says it, dated); one that a superseded fact came from is marked
       ``(since replaced)``.
-    - :data:`NOTHING_RELATED` when nothing is left.
+    - ``offline.nothing_related`` when nothing is left.
     """
+    lang = request.language
     facts = {f.id: f for f in request.facts}
     own = {request.turn_id} if request.turn_id is not None else set()
     related = [i for i in request.items if not i.pinned or i.score >= request.threshold
@@ -111,18 +112,19 @@ def offline_answer(request: MemoryAnswerRequest) -> str:
         if item.kind is ItemKind.ROUND and turns & shown_sources:
             continue
         stale = item.kind is ItemKind.ROUND and turns & replaced_sources
-        history.append(item.text + (" (since replaced)" if stale else ""))
-    lines = [DISCLAIMER] if request.first_reply else []
+        history.append(say(lang, "offline.replaced", text=item.text) if stale else item.text)
+    lines = [say(lang, "offline.disclaimer")] if request.first_reply else []
     if current or earlier or unknown:
-        lines.append(FACTS_HEADING)
-        lines += [f"- {f.text} (since {_day(f.valid_from)})" for f in current]
+        lines.append(say(lang, "offline.facts_heading"))
+        lines += [say(lang, "offline.current", text=fact_text(f.text), day=_day(f.valid_from, lang))
+                  for f in current]
         lines += unknown
-        lines += [_earlier_line(f) for f in earlier]
+        lines += [_earlier_line(f, lang) for f in earlier]
     if history:
-        lines.append(HISTORY_HEADING)
+        lines.append(say(lang, "offline.history_heading"))
         lines += history
     if not (current or earlier or unknown or history):
-        lines.append(NOTHING_RELATED)
+        lines.append(say(lang, "offline.nothing_related"))
     return "\n".join(lines)
 
 
@@ -130,12 +132,13 @@ def _item_id(item: RecalledItem) -> int:
     return int(item.key.split(":", 1)[1])
 
 
-def _day(value: datetime | None) -> str:
-    return f"{value:%Y-%m-%d}" if value else "?"
+def _day(value: datetime | None, lang: str) -> str:
+    return f"{value:%Y-%m-%d}" if value else say(lang, "offline.unknown_day")
 
 
-def _earlier_line(fact: Fact) -> str:
+def _earlier_line(fact: Fact, lang: str) -> str:
     if fact.status is FactStatus.ARCHIVED:
-        return (f"- {fact.text} (from {_day(fact.valid_from)}; unused for a long time, may be "
-                "out of date)")
-    return f"- earlier: {fact.text} ({_day(fact.valid_from)} to {_day(fact.valid_to)})"
+        return say(lang, "offline.archived", text=fact_text(fact.text),
+                   day=_day(fact.valid_from, lang))
+    return say(lang, "offline.earlier", text=fact_text(fact.text), start=_day(fact.valid_from, lang),
+               end=_day(fact.valid_to, lang))

@@ -11,7 +11,7 @@ keeps the two in agreement).
 from __future__ import annotations
 
 from adapters.commands import Argument, Command, CommandTable
-from i18n import say
+from i18n import LANGUAGES, say
 
 COMMAND_TABLE = CommandTable((
     Command("start", "command.start.summary", listed=False, strict=False),
@@ -33,6 +33,8 @@ COMMAND_TABLE = CommandTable((
     Command("stats", "command.stats.summary", private=True),
     Command("timezone", "command.timezone.summary", usage="command.timezone.usage",
             argument=Argument("name", "command.timezone.argument")),
+    Command("language", "command.language.summary", usage="command.language.usage",
+            argument=Argument("code", "command.language.argument", choices=LANGUAGES)),
 ))
 
 

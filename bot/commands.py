@@ -1,7 +1,9 @@
 """Chat commands (README, "Console"): every adapter maps them onto these handlers.
 
-Each handler takes the engine, the speaker's context and the argument text, and returns reply
-lines. Commands that destroy data ask for confirmation through ``engine.pending``.
+Each handler takes the engine, the speaker's context, the argument text and the language of
+the reply (``ConversationEngine.language_of_reply``), and returns reply lines worded from the
+catalogue (:mod:`i18n`). Commands that destroy data ask for confirmation through
+``engine.pending``.
 """
 
 from __future__ import annotations
@@ -11,103 +13,120 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from bot.command_table import help_text
+from i18n import language_of_code, message_ids, say
+from i18n.facts import fact_text, mid_sentence
 from memory.service import Context
 from memory.text import normalise
 from memory.types import ChatKind, Fact, FactStatus, IncomingMessage
 
-def _origin(fact: Fact) -> str:
+def _origin(fact: Fact, lang: str) -> str:
     if fact.origin_kind is ChatKind.PRIVATE:
-        return "private chat"
-    return f"group {fact.origin_title or fact.origin_thread_id}"
+        return say(lang, "memories.origin.private")
+    return say(lang, "memories.origin.group", title=fact.origin_title or fact.origin_thread_id)
 
 
-def _day(value) -> str:
-    return value.strftime("%Y-%m-%d") if value else "now"
+def _day(value, lang: str) -> str:
+    return value.strftime("%Y-%m-%d") if value else say(lang, "memories.now")
 
 
-async def cmd_help(engine, ctx: Context, arg: str, lang: str = "en") -> list[str]:
+async def cmd_help(engine, ctx: Context, arg: str, lang: str) -> list[str]:
     return [help_text(lang, engine.commands)]
 
 
-_NEW_REPLIES = {
-    "saved": "Started a new conversation. I saved a summary of the last one.",
-    "later": "Started a new conversation. I will save a summary of the last one shortly.",
-    "off": "Started a new conversation. Memory is off, so nothing of the last one was kept.",
-    "nothing": "Started a new conversation (there was nothing to save).",
-}
+async def cmd_new(engine, ctx: Context, arg: str, lang: str) -> list[str]:
+    return [say(lang, f"new.{await engine.close_conversation(ctx, reason='new')}")]
 
 
-async def cmd_new(engine, ctx: Context, arg: str) -> list[str]:
-    return [_NEW_REPLIES[await engine.close_conversation(ctx, reason="new")]]
-
-
-async def cmd_why(engine, ctx: Context, arg: str) -> list[str]:
+async def cmd_why(engine, ctx: Context, arg: str, lang: str) -> list[str]:
     record = await engine.memory.store.load_prompt_record(ctx.thread.id, ctx.user.id)
     if record is None:
-        return ["I haven't replied to you in this chat yet, so there is nothing to explain."]
+        return [say(lang, "why.none")]
     item_tokens = sum(item["tokens"] for item in record["items"])
     headings = record["memory_tokens"] - item_tokens  # block headings and separators
-    parts = f" ({item_tokens} in the items, {headings} in headings)" if headings > 0 else ""
+    parts = (say(lang, "why.parts", item_tokens=item_tokens, headings=headings)
+             if headings > 0 else "")
     profile = [item for item in record["items"] if item.get("profile")]
     recalled = [item for item in record["items"] if not item.get("profile")]
-    lines = [f"For my last reply I recalled {len(record['items'])} memory item(s), "
-             f"{record['memory_tokens']} of {record['budget']} memory tokens{parts}; working memory held "
-             f"{record['working_turns']} turn(s), {record['working_tokens']} tokens "
-             f"(model: {record['model']})."]
+    lines = [say(lang, "why.head", items=len(record["items"]),
+                 memory_tokens=record["memory_tokens"], budget=record["budget"], parts=parts,
+                 turns=record["working_turns"], working_tokens=record["working_tokens"],
+                 model=record["model"])]
+
+    def kind(item) -> str:
+        msgid = f"why.kind.{item['kind']}"
+        return say(lang, msgid) if msgid in message_ids() else item["kind"]
+
     if profile:  # in every prompt, whatever the message: shown as its own part, first
-        lines.append(f"Profile ({len(profile)} fact(s), {record.get('profile_tokens', 0)} "
-                     "tokens, in every prompt):")
+        lines.append(say(lang, "why.profile", count=len(profile),
+                         tokens=record.get("profile_tokens", 0)))
         for n, item in enumerate(profile, start=1):
-            lines.append(f"{n}. [fact] score {item['score']:.2f}, {item['tokens']} tokens, "
-                         f"noted {(item['created_at'] or '')[:10]}: {item['text'].lstrip('- ')}")
+            lines.append(say(lang, "why.profile_item", n=n, kind=kind(item),
+                             score=f"{item['score']:.2f}", tokens=item["tokens"],
+                             day=(item["created_at"] or "")[:10],
+                             text=item["text"].lstrip("- ")))
         if recalled:
-            lines.append("Recalled for the message:")
+            lines.append(say(lang, "why.recalled"))
     for n, item in enumerate(recalled, start=len(profile) + 1):
-        source = (f"conversation of {item['created_at'][:10]} (session {item['session_id']})"
+        source = (say(lang, "why.source.conversation", day=item["created_at"][:10],
+                      session=item["session_id"])
                   if item["session_id"] is not None
-                  else f"facts, noted {(item['created_at'] or '')[:10]}")
-        pin = ", pinned as the last conversation" if item["pinned"] else ""
-        lines.append(f"{n}. [{item['kind']}] score {item['score']:.2f}, {item['tokens']} tokens, "
-                     f"from the {source}{pin}: {item['text'].lstrip('- ')}")
+                  else say(lang, "why.source.facts", day=(item["created_at"] or "")[:10]))
+        pin = say(lang, "why.pinned") if item["pinned"] else ""
+        lines.append(say(lang, "why.item", n=n, kind=kind(item), score=f"{item['score']:.2f}",
+                         tokens=item["tokens"], source=source, pin=pin,
+                         text=item["text"].lstrip("- ")))
     return ["\n".join(lines)]
 
 
-async def cmd_memories(engine, ctx: Context, arg: str) -> list[str]:
+async def cmd_memories(engine, ctx: Context, arg: str, lang: str) -> list[str]:
     memory = engine.memory
     mode = arg.strip().lower()
     if mode not in ("", "all", "episodes"):
-        return [f"/memories has no option \"{arg.strip()}\"; send /memories, /memories all or "
-                "/memories episodes."]
-    state = "" if ctx.user.memory_enabled else "Memory is OFF for you (/memory_on to resume).\n"
+        return [say(lang, "memories.bad_option", option=arg.strip())]
+    state = "" if ctx.user.memory_enabled else say(lang, "memories.off") + "\n"
     if mode == "episodes":
         episodes = await memory.episodes_for(ctx.user.id)
         if not episodes:
-            return [state + "No earlier conversations are saved."]
-        lines = [f"{n}. ({_day(e.started_at)}) {e.summary}"
-                 + (f"\n   Open tasks: {'; '.join(e.open_tasks)}" if e.open_tasks else "")
+            return [state + say(lang, "memories.no_episodes")]
+        lines = [say(lang, "memories.episode", n=n, day=_day(e.started_at, lang), summary=e.summary)
+                 + ("\n" + say(lang, "memories.open_tasks",
+                                tasks=say(lang, "list.semicolon").join(e.open_tasks))
+                    if e.open_tasks else "")
                  for n, e in enumerate(episodes, 1)]
-        return [state + "Earlier conversations:\n" + "\n".join(lines)]
+        return [state + say(lang, "memories.episodes_heading") + "\n" + "\n".join(lines)]
     facts = await memory.facts_for(ctx.user.id)
     episodes = await memory.episodes_for(ctx.user.id)
-    lines = [f"{n}. {f.text} ({_day(f.valid_from)}, {_origin(f)})" for n, f in enumerate(facts, 1)]
+    lines = [say(lang, "memories.fact", n=n, text=fact_text(f.text), day=_day(f.valid_from, lang),
+                 origin=_origin(f, lang)) for n, f in enumerate(facts, 1)]
     if not lines:
-        lines = ["You have no saved memories."]
+        lines = [say(lang, "memories.none")]
     if mode == "all":
         history = [f for f in await memory.facts_for(ctx.user.id, history=True)
                    if f.status is not FactStatus.ACTIVE]
         if history:
-            lines.append("Superseded and archived:")
+            lines.append(say(lang, "memories.history_heading"))
             start = len(facts) + 1
-            lines += [f"{n}. {f.text} (valid {_day(f.valid_from)} to {_day(f.valid_to)})"
+            lines += [say(lang, "memories.history_fact", n=n, text=fact_text(f.text),
+                          start=_day(f.valid_from, lang), end=_day(f.valid_to, lang))
                       for n, f in enumerate(history, start)]
-            lines += _history_lines(facts + history)
-    lines.append(f"Earlier conversations: {len(episodes)} (see /memories episodes).")
+            lines += _history_lines(facts + history, lang)
+    lines.append(say(lang, "memories.episode_count", count=len(episodes)))
     return [state + "\n".join(lines)]
 
 
-def _history_lines(facts: list[Fact]) -> list[str]:
-    """One line per topic that changed value: "History of primary language: The user mainly
-    programs in Python until 2024-12, then The user mainly programs in Go"."""
+def topic_name(topic: str, lang: str) -> str:
+    """A fact topic (``memory.topics`` key, maybe with a detail: ``allergy:peanuts``) as words
+    of ``lang``; a key the catalogue does not name is shown with spaces for underscores."""
+    key, _, detail = topic.partition(":")
+    name = (say(lang, f"topic.{key}") if f"topic.{key}" in message_ids()
+            else key.replace("_", " "))
+    return say(lang, "topic.detail", name=name, detail=detail) if detail else name
+
+
+def _history_lines(facts: list[Fact], lang: str) -> list[str]:
+    """For each topic that changed value, a heading and one line per value, oldest first,
+    each stating the fact as the sentence it is ("History of primary language:", "   until
+    2024-12: The user mainly programs in Python", "   then: The user mainly programs in Go")."""
     chains: dict[str, list[Fact]] = {}
     for f in facts:
         if f.topic:
@@ -117,52 +136,52 @@ def _history_lines(facts: list[Fact]) -> list[str]:
         if len(chain) < 2:
             continue
         chain.sort(key=lambda f: (f.valid_from, f.id))
-        parts = []
+        out.append(say(lang, "memories.topic_history", topic=topic_name(topic, lang)))
         for f in chain:
-            parts.append(f"{f.text} until {f.valid_to:%Y-%m}" if f.valid_to else f.text)
-        out.append(f"History of {topic.replace('_', ' ')}: " + ", then ".join(parts))
+            out.append(say(lang, "memories.topic_until", month=f"{f.valid_to:%Y-%m}",
+                           text=fact_text(f.text))
+                       if f.valid_to else say(lang, "memories.topic_current", text=fact_text(f.text)))
     return out
 
 
-async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
+async def cmd_forget(engine, ctx: Context, arg: str, lang: str) -> list[str]:
     memory = engine.memory
     arg = arg.strip()
     if not arg:
-        return ["Usage: /forget N (a number from /memories), /forget <words>, or /forget all."]
+        return [say(lang, "forget.usage")]
     if arg.lower() != "all" and _first_word(arg) == "all":
-        return ["To delete everything I keep about you, send exactly /forget all (I ask before "
-                "deleting); to find facts by words, leave out \"all\". Nothing was deleted."]
+        return [say(lang, "forget.all_is_exact")]
     facts = await memory.facts_for(ctx.user.id)
     if arg.lower() == "all":
         # the counts forget_all deletes: facts of every status, group conversations too
         preview = await memory.forget_all_preview(ctx.user.id)
         if not (preview.facts or preview.episodes or preview.turns):
-            return ["Nothing to forget."]
+            return [say(lang, "forget.nothing")]
 
         async def forget_everything() -> str:
             # copies outside the stores first (the console's input history): a crash after this
             # leaves the data to delete again, never a copy of what was deleted
             await engine.forgot_everything(ctx.user.id)
             result = await memory.forget_all(ctx.user.id)  # export files go with it
-            return (f"Deleted everything I kept about you: {result.facts} fact(s), "
-                    f"{result.episodes} earlier conversation(s), {result.rounds} indexed "
-                    f"exchange(s) and {result.turns} message(s).")
+            return say(lang, "forget.all_done", facts=result.facts, episodes=result.episodes,
+                       rounds=result.rounds, turns=result.turns)
 
         earlier = preview.facts - len(facts)
-        versions = f" (including {earlier} earlier version(s))" if earlier else ""
-        description = (f"delete all {preview.facts} fact(s){versions}, {preview.episodes} earlier "
-                       "conversation(s) and every message of yours")
+        versions = say(lang, "forget.versions", earlier=earlier) if earlier else ""
+        description = say(lang, "forget.all_description", facts=preview.facts,
+                          versions=versions, episodes=preview.episodes)
         engine.pending[(ctx.thread.id, ctx.user.id)] = _pending(description, forget_everything,
-                                                               ctx.user.id)
-        return [f"This will {description}. It cannot be undone. Reply yes to confirm."]
+                                                               ctx.user.id, lang)
+        return [say(lang, "forget.confirm_all", description=description)]
     if _NUMBER_LIKE.fullmatch(arg):  # a number attempt, not words to search for
         listed = facts + [f for f in await memory.facts_for(ctx.user.id, history=True)
                           if f.status is not FactStatus.ACTIVE]  # numbered as in /memories all
         n = int(arg) if arg.isdecimal() else 0
         if not 1 <= n <= len(listed):
-            wrong = (f"There is no fact number {n}." if arg.isdecimal()
-                     else f"\"{arg}\" is not a fact number.")
-            return [f"{wrong} {_numbers_hint(len(facts), len(listed))} Nothing was deleted."]
+            wrong = (say(lang, "forget.no_such_number", n=n) if arg.isdecimal()
+                     else say(lang, "forget.not_a_number", arg=arg))
+            return [say(lang, "forget.bad_number", wrong=wrong,
+                        hint=_numbers_hint(len(facts), len(listed), lang))]
         fact = listed[n - 1]
         going = await memory.forget_fact_preview(ctx.user.id, fact.id)
 
@@ -173,39 +192,37 @@ async def cmd_forget(engine, ctx: Context, arg: str) -> list[str]:
                 ctx.user.id, await memory.forget_fact_messages(ctx.user.id, fact.id))
             result = await memory.forget_fact(ctx.user.id, fact.id)
             if not result.fact_texts:
-                return "That fact is already gone; nothing was deleted."
-            return _forgotten(result)
+                return say(lang, "forget.already_gone")
+            return _forgotten(result, lang)
 
         if len(going) <= 1:  # nothing beyond the fact named: no question
             return [await forget_them()]
-        earlier = "; ".join(f.text for f in going[1:])
-        description = (f"delete fact {n} ({fact.text}) and {len(going) - 1} earlier value(s) "
-                       f"of it ({earlier}), with the messages they came from")
+        earlier = say(lang, "list.semicolon").join(mid_sentence(f.text) for f in going[1:])
+        description = say(lang, "forget.fact_description", n=n, fact=mid_sentence(fact.text),
+                          count=len(going) - 1, earlier=earlier)
         engine.pending[(ctx.thread.id, ctx.user.id)] = _pending(description, forget_them,
-                                                               ctx.user.id)
-        lines = "\n".join(f"- {f.text}" for f in going)
-        return [f"This will delete fact {n} and the earlier value(s) it replaced:\n{lines}\n"
-                "with the messages they came from. Reply yes to confirm."]
+                                                               ctx.user.id, lang)
+        lines = "\n".join(f"- {fact_text(f.text)}" for f in going)
+        return [say(lang, "forget.confirm_fact", n=n, lines=lines)]
     words = normalise(arg)
     matches = [(n, f) for n, f in enumerate(facts, 1) if words in normalise(f.text)]
     if not matches:
-        return [f"No saved fact matches \"{arg}\". /memories lists them all."]
-    lines = [f"{n}. {f.text}" for n, f in matches]
-    how = (f"Send /forget {matches[0][0]} to delete it." if len(matches) == 1 else
-           f"Send /forget with one of these numbers (for example /forget {matches[0][0]}) to "
-           "delete it.")
-    return ["Matching facts:\n" + "\n".join(lines) + "\n" + how]
+        return [say(lang, "forget.no_match", words=arg)]
+    lines = "\n".join(f"{n}. {fact_text(f.text)}" for n, f in matches)
+    how = say(lang, "forget.send_one" if len(matches) == 1 else "forget.send_some",
+              n=matches[0][0])
+    return [say(lang, "forget.matches", lines=lines, how=how)]
 
 
-def _forgotten(result) -> str:
+def _forgotten(result, lang: str) -> str:
     """The answer to a done ``/forget N``: every fact that went, and how many messages."""
     first, *earlier = result.fact_texts
-    text = f"Forgotten: {first}"
-    if earlier:
-        text += f" and its earlier value(s): {'; '.join(earlier)}"
+    text = (say(lang, "forgotten.with_earlier", fact=fact_text(first),
+                earlier=say(lang, "list.semicolon").join(mid_sentence(t) for t in earlier))
+            if earlier else say(lang, "forgotten.one", fact=fact_text(first)))
     if result.turns:
-        text += (f" (with the {result.turns} message(s) "
-                 f"{'they' if earlier else 'it'} came from)")
+        text = say(lang, "forgotten.messages_they" if earlier else "forgotten.messages_it",
+                   text=text, turns=result.turns)
     return text
 
 
@@ -220,81 +237,94 @@ def _first_word(text: str) -> str:
     return words[0].lower().rstrip(".,!?;:。，！？；：~～") if words else ""
 
 
-def _numbers_hint(active: int, listed: int) -> str:
+def _numbers_hint(active: int, listed: int, lang: str) -> str:
     """Which numbers ``/forget N`` accepts: those /memories (with history: /memories all)
     shows, one per command."""
     if not listed:
-        return "You have no saved facts to forget."
+        return say(lang, "forget.hint.none")
     where = "/memories" if listed == active else "/memories all"
     if listed == 1:
-        return f"Send /forget 1 to delete the only fact {where} lists."
-    return f"Send /forget N with one number from 1 to {listed}, as {where} numbers them."
+        return say(lang, "forget.hint.one", where=where)
+    return say(lang, "forget.hint.many", listed=listed, where=where)
 
 
-def _pending(description: str, action: Callable[[], Awaitable[str]], user_id: int):
+def _pending(description: str, action: Callable[[], Awaitable[str]], user_id: int, lang: str):
     from bot.engine import PendingConfirmation
 
-    return PendingConfirmation(description=description, action=action, user_id=user_id)
+    return PendingConfirmation(description=description, action=action, user_id=user_id,
+                               language=lang)
 
 
-async def cmd_memory_chat(engine, ctx: Context, msg: IncomingMessage, enabled: bool
-                          ) -> list[str]:
+async def cmd_memory_chat(engine, ctx: Context, msg: IncomingMessage, enabled: bool,
+                          lang: str) -> list[str]:
     """``/memory_off chat`` / ``/memory_on chat``: a group admin switches memory for everyone
     in the whole chat (all its topics). Adapters set ``IncomingMessage.is_admin``."""
     if msg.chat_kind is not ChatKind.GROUP:
-        return ["/memory_off chat and /memory_on chat work in group chats; here use /memory_off."]
+        return [say(lang, "memory_chat.not_group")]
     if not msg.is_admin:
-        return ["Only an admin of this group can switch memory for the whole chat."]
+        return [say(lang, "memory_chat.not_admin")]
     memory = engine.memory
     await memory.store.set_chat_memory(ctx.thread.key.platform, ctx.thread.key.chat_id, enabled,
                                        memory.clock.now())
-    if enabled:
-        return ["Memory is on again for this chat."]
-    return ["Memory is off for this whole chat: from now on what anyone says here stays only in "
-            "this conversation and is deleted when it ends. An admin can undo it with "
-            "/memory_on chat."]
+    return [say(lang, "memory_chat.on" if enabled else "memory_chat.off")]
 
 
-async def cmd_memory_off(engine, ctx: Context, arg: str) -> list[str]:
+async def cmd_memory_off(engine, ctx: Context, arg: str, lang: str) -> list[str]:
     await engine.memory.set_memory(ctx, False)
-    return ["Memory is off. From now on what you say stays only in this conversation and is "
-            "deleted when it ends; nothing new is saved or recalled. /memory_on resumes."]
+    return [say(lang, "memory_off.done")]
 
 
-async def cmd_memory_on(engine, ctx: Context, arg: str) -> list[str]:
+async def cmd_memory_on(engine, ctx: Context, arg: str, lang: str) -> list[str]:
     if ctx.user.memory_enabled:
-        return ["Memory is already on: I keep and recall what you tell me (/memory_off stops it)."]
+        return [say(lang, "memory_on.already")]
     await engine.memory.set_memory(ctx, True)
-    return ["Memory is on again. What you saved before is recalled again."]
+    return [say(lang, "memory_on.done")]
 
 
-async def cmd_stats(engine, ctx: Context, arg: str) -> list[str]:
+async def cmd_stats(engine, ctx: Context, arg: str, lang: str) -> list[str]:
     from bot.usage import STATS_DAYS, render_stats, utc_day
 
     now = engine.memory.clock.now()
     rows = await engine.memory.store.model_usage(
         ctx.user.id, since_day=utc_day(now - timedelta(days=STATS_DAYS - 1)))
-    return [render_stats(rows, today=now)]
+    return [render_stats(rows, today=now, lang=lang)]
 
 
-async def cmd_timezone(engine, ctx: Context, arg: str) -> list[str]:
+async def cmd_timezone(engine, ctx: Context, arg: str, lang: str) -> list[str]:
     from memory.dates import canonical_zone
 
     name = arg.strip()
     if not name:
         current = ctx.user.timezone or engine.memory.config.default_timezone
-        return [f"Your time zone is {current}. Set another with /timezone NAME, e.g. "
-                "/timezone Europe/Vienna."]
+        return [say(lang, "timezone.current", zone=current)]
     zone = canonical_zone(name)  # "europe/vienna" -> "Europe/Vienna"
     if zone is None:
         shown = name if len(name) <= 40 else name[:40] + "…"
-        return [f"\"{shown}\" is not a time zone I know; use an IANA name such as "
-                "Asia/Shanghai."]
+        return [say(lang, "timezone.unknown", name=shown)]
     await engine.memory.store.set_timezone(ctx.user.id, zone)
-    return [f"Time zone set to {zone}: dates like \"tomorrow\" are read in it from now on."]
+    return [say(lang, "timezone.set", zone=zone)]
 
 
-async def cmd_export(engine, ctx: Context, arg: str) -> list[str]:
+async def cmd_language(engine, ctx: Context, arg: str, lang: str) -> list[str]:
+    """``/language [en|zh]``: show or set the language of the user's replies (stored with the
+    user, like ``/timezone``); it wins over the language of each message and the platform's
+    hint. ``/language`` alone says which one is in force."""
+    code = arg.strip().lower()
+    if not code:
+        chosen = getattr(ctx.user, "language", None)
+        if chosen is None:
+            return [say(lang, "language.automatic")]
+        return [say(lang, "language.current", language=say(lang, f"language.name.{chosen}"),
+                    code=chosen)]
+    chosen = language_of_code(code)
+    if chosen is None or chosen != code.split("-")[0].split("_")[0]:
+        shown = code if len(code) <= 20 else code[:20] + "…"
+        return [say(lang, "language.unknown", code=shown)]
+    await engine.memory.store.set_language(ctx.user.id, chosen)
+    return [say(chosen, "language.set", language=say(chosen, f"language.name.{chosen}"))]
+
+
+async def cmd_export(engine, ctx: Context, arg: str, lang: str) -> list[str]:
     """Everything stored about the user as one JSON document (``memory.portability``). Chat
     platforms get the document itself (Discord attaches it as a file); the console writes it to
     ``<data folder>/exports/`` (owner-only) and answers with the path."""
@@ -306,8 +336,8 @@ async def cmd_export(engine, ctx: Context, arg: str) -> list[str]:
         return [body]
     stamp = engine.memory.clock.now().strftime("%Y%m%dT%H%M%SZ")
     path = engine.memory.exports.write(ctx.user.id, stamp, body)
-    return [f"Exported {len(doc['facts'])} fact(s), {len(doc['episodes'])} earlier "
-            f"conversation(s) and {len(doc['turns'])} message(s) to {path.resolve()}"]
+    return [say(lang, "export.done", facts=len(doc["facts"]), episodes=len(doc["episodes"]),
+                turns=len(doc["turns"]), path=path.resolve())]
 
 
 COMMANDS: dict[str, Callable] = {
@@ -322,6 +352,7 @@ COMMANDS: dict[str, Callable] = {
     "export": cmd_export,
     "stats": cmd_stats,
     "timezone": cmd_timezone,
+    "language": cmd_language,
 }
 
 
@@ -332,17 +363,15 @@ async def run_command(engine, ctx: Context, msg: IncomingMessage, text: str) -> 
     name, _, arg = text[1:].partition(" ")
     name = name.split("@", 1)[0].lower()
     extra = arg.strip()
+    lang = engine.language_of_reply(msg, text, ctx)
     if name in ("memory_off", "memory_on") and extra.lower() == "chat":
-        return await cmd_memory_chat(engine, ctx, msg, enabled=name == "memory_on")
+        return await cmd_memory_chat(engine, ctx, msg, enabled=name == "memory_on", lang=lang)
     handler, command = COMMANDS.get(name), engine.commands.get(name)
     if handler is None or command is None:
-        return [f"Unknown command /{name}. /help lists what I understand."]
+        return [say(lang, "command.unknown", name=name)]
     # a bad argument changes nothing: it is refused before the handler runs
     if extra and command.argument is None and command.strict:
-        return [f"/{name} takes no argument (got \"{extra}\"); send just /{name}."]
+        return [say(lang, "command.no_argument", name=name, extra=extra)]
     if extra and name in ("memory_off", "memory_on"):
-        return [f"/{name} has no option \"{extra}\"; send /{name} (just you) or /{name} chat "
-                "(the whole group, its admins only)."]
-    if handler is cmd_help:
-        return await handler(engine, ctx, arg, engine.language_of_reply(msg, text))
-    return await handler(engine, ctx, arg)
+        return [say(lang, "command.memory_switch.bad_option", name=name, extra=extra)]
+    return await handler(engine, ctx, arg, lang)

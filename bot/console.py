@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 
 from bot.engine import ConversationEngine
 from bot.settings import Settings
+from i18n import DEFAULT_LANGUAGE, language_of_code, say
 
 log = logging.getLogger(__name__)
 
@@ -40,13 +42,17 @@ async def run_console_command(settings: Settings, user: str) -> int:
     try:
         app = await build_app(settings)
         history = ConsoleHistory(history_path(settings.data_dir, user))
-        before_prompt = keep_history_in_step(app.engine, user, history)
-        banner = (f"memory-bot console - user {user} - model {app.engine.model.name} - "
-                  f"type /help for commands, /quit to leave")
+        hint = terminal_language()
+        language = ConsoleLanguage(language_of_code(hint) or DEFAULT_LANGUAGE)
+        before_prompt = keep_history_in_step(app.engine, user, history, language)
         try:
             await app.start()  # overdue sessions close before any input is read
+            await before_prompt()  # the user's stored language, for the banner
+            banner = say(language.value, "console.banner", user=user,
+                         model=app.engine.model.name)
             await run_console(app.engine.handle, user=user, banner=banner, history=history,
-                              stop=stop, before_prompt=before_prompt)
+                              stop=stop, before_prompt=before_prompt,
+                              language=lambda: language.value, language_hint=hint)
         finally:
             await _close_within_grace(app, settings.shutdown_grace_seconds)
     finally:
@@ -55,12 +61,33 @@ async def run_console_command(settings: Settings, user: str) -> int:
     return 0
 
 
-def keep_history_in_step(engine: ConversationEngine, user: str, history):
+def terminal_language() -> str | None:
+    """The terminal's locale as POSIX reads it for messages (``LC_ALL``, else
+    ``LC_MESSAGES``, else ``LANG``; ``C`` and ``POSIX`` name no language), or None."""
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(name)
+        if value:
+            return None if value.split(".", 1)[0] in ("C", "POSIX") else value
+    return None
+
+
+class ConsoleLanguage:
+    """The language of the console's own lines (banner, "Goodbye."): the user's stored
+    ``/language``, else the terminal's; kept current by the ``before_prompt`` hook."""
+
+    def __init__(self, fallback: str) -> None:
+        self.fallback = fallback
+        self.value = fallback
+
+
+def keep_history_in_step(engine: ConversationEngine, user: str, history,
+                         language: ConsoleLanguage | None = None):
     """Tie the console's ``history`` to the memory of console user ``user``: ``/forget all``
     of that user deletes it (an ``engine.on_forget_all`` listener), ``/forget N`` takes out the
     lines of the messages it deletes (``engine.on_forget_messages``), and while the user's
     memory is off new lines stay out of its file. Returns the ``before_prompt`` hook for
-    ``run_console`` that keeps ``history.persist`` in step with the memory switch."""
+    ``run_console`` that keeps ``history.persist`` in step with the memory switch (and
+    ``language`` with the user's ``/language``)."""
     store = engine.memory.store
 
     async def forgot_everything(user_id: int) -> None:
@@ -76,6 +103,8 @@ def keep_history_in_step(engine: ConversationEngine, user: str, history):
     async def before_prompt() -> None:
         row = await store.find_user("console", user)
         history.persist = row is None or row.memory_enabled
+        if language is not None:
+            language.value = getattr(row, "language", None) or language.fallback
 
     engine.on_forget_all.append(forgot_everything)
     engine.on_forget_messages.append(forgot_messages)

@@ -18,13 +18,14 @@ from datetime import timedelta
 
 from bot.command_table import COMMAND_TABLE
 from bot.usage import usage_statement
-from i18n import DEFAULT_LANGUAGE, language_of_code
+from i18n import DEFAULT_LANGUAGE, language_of_code, message_ids, say
+from i18n.facts import fact_text, mid_sentence
 from memory.assembly import assemble
 from memory.episodes import is_end_phrase
 from memory.errors import ModelError, ModelMisconfigured, StoreError
 from memory.facts import explicit_request
 from memory.ports import ChatModel
-from memory.redact import describe_redaction, redact
+from memory.redact import redact
 from memory.service import Context, MemoryService
 from memory.stores.sqlite import SQLiteStore
 from memory.text import has_cjk, language_of, valid_text, without_direction_marks
@@ -38,59 +39,10 @@ _FORGET_REQUEST = re.compile(
     r"^\s*(?:please\s+|pls\s+|can you\s+|could you\s+)?(?:forget|delete|erase)\s+"
     r"(?:that\s+I\b|that\s+my\b|my\b|what\s+I\s+(?:said|told))"
     r"|^\s*(?:请|麻烦)?(?:你)?(?:把)?(?:忘掉|忘记|删掉|删除)(?:我|关于我)", re.IGNORECASE)
-FORGET_HINT = ("To delete something I remember, send /forget with words from it (for example "
-               "/forget tea), or /memories to see the numbers. A message alone deletes nothing.")
-FORGET_HINT_ZH = "要删除我记住的内容，请发送 /forget 加上其中的词（例如 /forget 茶），或用 /memories 查看编号。普通消息不会删除任何内容。"
-
-#: Said when the user asks to be remembered while memory is off (nothing is kept).
-MEMORY_OFF_NOTE = "Memory is off, so I won't keep this. Send /memory_on to turn it back on."
-MEMORY_OFF_NOTE_ZH = "记忆已关闭，这条不会保存。发送 /memory_on 重新开启。"
-
-#: Replies to an end phrase by what became of the conversation
-#: (``ConversationEngine.close_conversation``).
-_BYE_EN = {"saved": "Bye for now! I saved a summary of this conversation.",
-           "later": "Bye for now! I will save a summary of this conversation shortly.",
-           "off": "Bye for now! Memory is off, so nothing of this conversation was kept.",
-           "nothing": "Bye for now!"}
-_BYE_ZH = {"saved": "好的，下次见！这次的对话我记下了。",
-           "later": "好的，下次见！这次的对话我稍后会记下。",
-           "off": "好的，下次见！记忆已关闭，这次的对话没有保存。",
-           "nothing": "好的，下次见！"}
-
-MODEL_DOWN_REPLY = ("I can't reach the model right now; your message is saved. "
-                    "Please try again in a moment.")
-MODEL_DOWN_REPLY_ZH = "我现在连不上模型；你的消息已保存。请稍后再试。"
-#: Said when the provider refuses the credentials (401/403): retrying will not help.
-MISCONFIGURED_REPLY = ("The assistant is misconfigured: the language model refused its "
-                       "credentials, so I can't answer. Your message is saved; please tell the "
-                       "bot's owner.")
-MISCONFIGURED_REPLY_ZH = "助手配置有误：语言模型拒绝了它的凭据，所以我无法回答。你的消息已保存；请告知机器人的管理者。"
-
-#: Said when a message could not be stored (``StoreError.reason``: full, read-only, ...).
-NOT_SAVED = ("I couldn't save your message: the storage is {reason}. I won't remember it and "
-             "can't answer it now; please try again later.")
-NOT_SAVED_ZH = "我没能保存你的消息：存储空间{reason}。我不会记住它，现在也无法回答；请稍后再试。"
-#: Said when the message was stored but a later write (the reply, a command's change) failed.
-NOT_FINISHED = ("I couldn't finish that: the storage is {reason}. Nothing more was saved; "
-                "please try again later.")
-NOT_FINISHED_ZH = "我没能完成：存储空间{reason}。没有再保存任何内容；请稍后再试。"
-_REASON_ZH = {"full": "已满", "read-only": "只读", "damaged": "已损坏", "failing": "出错"}
-
 #: A stored message left unanswered by a crash is answered at start-up when it is younger than
-#: this; an older one gets :data:`ANSWER_LOST` instead (a late answer to an old question
+#: this; an older one gets ``engine.answer_lost`` instead (a late answer to an old question
 #: misleads more than it helps).
 LATE_ANSWER_LIMIT = timedelta(hours=1)
-ANSWER_LOST = ("I was restarted before I could answer your message \"{text}\", and its answer "
-               "was lost. Please send it again if you still need it.")
-ANSWER_LOST_ZH = "我在回答你的消息“{text}”之前重启了，回答丢失了。如果还需要，请再发一次。"
-
-
-#: Said once per user, the first time a fact is written for them.
-CONSENT_NOTE = ("I keep short notes like this about you so I can remember them later. "
-                "/memories shows everything I keep, /forget removes any of it, /memory_off "
-                "stops it and /export gives you a copy.")
-CONSENT_NOTE_ZH = ("我会把这样的简短信息记下来，以后用得上。/memories 查看我记住的全部内容，"
-                   "/forget 删除任意一条，/memory_off 停止记忆，/export 导出一份副本。")
 
 
 @dataclass
@@ -100,6 +52,7 @@ class PendingConfirmation:
     description: str
     action: Callable
     user_id: int
+    language: str = DEFAULT_LANGUAGE  # of the question (and so of its answer)
 
 
 class ConversationEngine:
@@ -157,13 +110,15 @@ class ConversationEngine:
                     pending = self.pending.pop(key)
                     if text.lower() in {"yes", "y", "是", "确认"}:
                         return [await pending.action()]
-                    cancelled = [f"Cancelled: {pending.description}."]
+                    cancelled = [say(pending.language, "engine.cancelled",
+                                     description=pending.description)]
                     if text.lower().strip(".!") in {"no", "n", "cancel", "不", "不要", "取消", "算了"}:
                         return cancelled  # the answer to the question, not a new message
                     return cancelled + await self._dispatch(ctx, msg, text)
                 return await self._dispatch(ctx, msg, text)
             except StoreError as exc:
-                return [self._storage_failed(exc, msg, text, saved=ctx is not None)]
+                return [self._storage_failed(exc, self.language_of_reply(msg, text), msg,
+                                             saved=ctx is not None)]
             finally:
                 await self._after_turn(ctx)
 
@@ -176,30 +131,27 @@ class ConversationEngine:
             log.warning("thread %s: rescheduling its idle close failed: %s", ctx.thread.id, exc)
 
     @staticmethod
-    def _storage_failed(exc: StoreError, msg: IncomingMessage, text: str, *,
+    def _storage_failed(exc: StoreError, lang: str, msg: IncomingMessage, *,
                         saved: bool) -> str:
         """The honest answer to a storage failure, logged once at ERROR (no traceback: the
         cause is the disk, not the code). ``saved``: the message itself was stored (or was a
         command, which is not stored), only later work failed."""
         log.error("storage failed handling a message thread=%s:%s (%s): %s",
                   msg.thread.platform, msg.thread.chat_id, exc.reason, exc)
-        zh = language_of(text) == "zh"
-        reason = _REASON_ZH.get(exc.reason, exc.reason) if zh else exc.reason
-        if saved:
-            return (NOT_FINISHED_ZH if zh else NOT_FINISHED).format(reason=reason)
-        return (NOT_SAVED_ZH if zh else NOT_SAVED).format(reason=reason)
+        reason = (say(lang, f"storage.reason.{exc.reason}")
+                  if f"storage.reason.{exc.reason}" in message_ids() else exc.reason)
+        return say(lang, "engine.not_finished" if saved else "engine.not_saved", reason=reason)
 
     async def _dispatch(self, ctx: Context, msg: IncomingMessage, text: str) -> list[str]:
         from bot.commands import run_command
 
         if not text:
-            return ["(empty message: type something, or /help)"]
+            return [say(self.language_of_reply(msg, text), "engine.empty_message")]
         if text.startswith("/"):
             return await run_command(self, ctx, msg, text)
         if is_end_phrase(text):
             outcome = await self.close_conversation(ctx, reason="end_phrase")
-            zh = language_of(text) == "zh"
-            return [_BYE_ZH[outcome] if zh else _BYE_EN[outcome]]
+            return [say(self.language_of_reply(msg, text), f"engine.bye.{outcome}")]
         return await self._converse(ctx, msg, text)
 
     async def close_conversation(self, ctx: Context, *, reason: str) -> str:
@@ -236,7 +188,7 @@ class ConversationEngine:
 
     async def _converse(self, ctx: Context, msg: IncomingMessage, text: str) -> list[str]:
         cleaned = redact(text)
-        lang = language_of(cleaned.text)
+        lang = self.language_of_reply(msg, cleaned.text)
         try:
             turn, created = await self.memory.record_user_turn(
                 ctx, cleaned.text, at=msg.sent_at, speaker=msg.display_name,
@@ -244,7 +196,7 @@ class ConversationEngine:
                 statements=self._delivery_statements(ctx, msg),
             )
         except StoreError as exc:
-            return [self._storage_failed(exc, msg, cleaned.text, saved=False)]
+            return [self._storage_failed(exc, lang, msg, saved=False)]
         if not created:
             log.info("duplicate message ignored thread=%s turn=%s", ctx.thread.id, turn.id)
             return []
@@ -256,17 +208,17 @@ class ConversationEngine:
                 if note:
                     notes.append(note)
             if _FORGET_REQUEST.match(cleaned.text):  # deleting needs /forget (asks, lists, confirms)
-                notes.append(FORGET_HINT_ZH if lang == "zh" else FORGET_HINT)
+                notes.append(say(lang, "engine.forget_hint"))
             if not ctx.user.memory_enabled and explicit_request(cleaned.text):
-                notes.append(MEMORY_OFF_NOTE_ZH if lang == "zh" else MEMORY_OFF_NOTE)
+                notes.append(say(lang, "engine.memory_off_note"))
             if any(o.status in ("written", "superseded") for o in outcomes) and (
                     await self.memory.store.mark_consent_noted(ctx.user.id,
                                                                self.memory.clock.now())):
-                notes.append(CONSENT_NOTE_ZH if lang == "zh" else CONSENT_NOTE)
+                notes.append(say(lang, "engine.consent_note"))
             replies = await self._reply(ctx, msg, cleaned.text, turn, lang)
         except StoreError as exc:
-            return [self._storage_failed(exc, msg, cleaned.text, saved=True)]
-        redaction = describe_redaction(cleaned.kinds, lang)
+            return [self._storage_failed(exc, lang, msg, saved=True)]
+        redaction = redaction_note(cleaned.kinds, lang)
         return notes + replies + ([redaction] if redaction else [])
 
     @staticmethod
@@ -299,13 +251,12 @@ class ConversationEngine:
                  "working_tokens=%d keys=%s", ctx.thread.id, turn.id, len(prompt.recalled),
                  prompt.memory_tokens, len(window), working_tokens,
                  ",".join(i.key for i in prompt.recalled) or "-")
-        zh = lang == "zh"
         try:
             async with asyncio.timeout(self.reply_timeout_s):
                 answer_from_memory = getattr(self.model, "answer_from_memory", None)
                 if callable(answer_from_memory):  # memory.ports.MemoryAnswerer: no language model
                     reply = await answer_from_memory(
-                        await self._answer_request(ctx, turn.id, prompt.recalled))
+                        await self._answer_request(ctx, turn.id, prompt.recalled, lang))
                 else:
                     reply = await self.model.complete(system=prompt.system,
                                                       messages=prompt.messages,
@@ -313,17 +264,17 @@ class ConversationEngine:
         except TimeoutError:
             log.warning("model reply deadline of %.0fs passed thread=%s", self.reply_timeout_s,
                         ctx.thread.id)
-            return [MODEL_DOWN_REPLY_ZH if zh else MODEL_DOWN_REPLY]
+            return [say(lang, "engine.model_down")]
         except ModelMisconfigured as exc:
             if not self._misconfigured_logged:  # once: every message would say the same
                 self._misconfigured_logged = True
                 log.error("configuration error: the language model refused the credentials "
                           "(check ANTHROPIC_API_KEY / OPENAI_API_KEY and the model name): %s",
                           exc)
-            return [MISCONFIGURED_REPLY_ZH if zh else MISCONFIGURED_REPLY]
+            return [say(lang, "engine.misconfigured")]
         except ModelError as exc:
             log.warning("model call failed thread=%s: %s", ctx.thread.id, exc)
-            return [MODEL_DOWN_REPLY_ZH if zh else MODEL_DOWN_REPLY]
+            return [say(lang, "engine.model_down")]
         now = self.memory.clock.now()
         # the usage row and the /why record go in the reply turn's transaction: one write
         # instead of three (docs/benchmarks.md, third pass)
@@ -353,7 +304,7 @@ class ConversationEngine:
         if any(w.kind == "fold" for w in await self.memory.store.pending_work(
                 thread_id=ctx.thread.id, due_at=self.memory.clock.now())):
             self.memory.consolidate_in_background(ctx.thread.id)  # off the reply path
-        return [answer or "(the model returned an empty answer)"]
+        return [answer or say(lang, "engine.empty_answer")]
 
     # ----------------------------------------------------------------- replies due after a crash
 
@@ -376,29 +327,30 @@ class ConversationEngine:
     async def answer_due(self, msg: IncomingMessage) -> list[str]:
         """Answer a message left due by a crash: the stored answer when it was written but
         not delivered, a new answer when the message is recent (its explicit facts written
-        first if the crash came before), else :data:`ANSWER_LOST`. The adapter sends the
+        first if the crash came before), else ``engine.answer_lost``. The adapter sends the
         result and calls :meth:`replied`."""
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
             turn, answer = await self.memory.store.due_turn(ctx.thread.id, msg.platform_message_id)
             if turn is None:
                 return []
-            lang = language_of(turn.text)
+            lang = self.language_of_reply(msg, turn.text)
             if answer is not None:
                 return [answer]
             if self.memory.clock.now() - turn.created_at > LATE_ANSWER_LIMIT:
                 head = turn.text if len(turn.text) <= 60 else turn.text[:59] + "…"
-                return [(ANSWER_LOST_ZH if lang == "zh" else ANSWER_LOST).format(text=head)]
+                return [say(lang, "engine.answer_lost", text=head)]
             try:
                 if not await self.memory.store.turn_has_memory(turn.id):
                     await self.memory.remember(ctx, turn)
                 return await self._reply(ctx, msg, turn.text, turn, lang)
             except StoreError as exc:
-                return [self._storage_failed(exc, msg, turn.text, saved=True)]
+                return [self._storage_failed(exc, lang, msg, saved=True)]
             finally:
                 await self._after_turn(ctx)
 
-    async def _answer_request(self, ctx: Context, turn_id: int, items) -> MemoryAnswerRequest:
+    async def _answer_request(self, ctx: Context, turn_id: int, items,
+                              lang: str) -> MemoryAnswerRequest:
         """The data a :class:`memory.ports.MemoryAnswerer` answers from. ``first_reply`` comes
         from the stored turns, not from this process: true until the open session's recent
         turns (folded ones too, whatever the window's token bound) hold a reply of this model,
@@ -410,14 +362,26 @@ class ConversationEngine:
         facts = (await self.memory.store.facts_in_scope(ctx.user.id, ctx.scope)
                  if ctx.user.memory_enabled and items else [])
         return MemoryAnswerRequest(items=tuple(items), threshold=self.memory.config.threshold,
-                                   facts=tuple(facts), turn_id=turn_id, first_reply=first)
+                                   facts=tuple(facts), turn_id=turn_id, first_reply=first,
+                                   language=lang)
 
-    def language_of_reply(self, msg: IncomingMessage, text: str) -> str:
-        """The language to answer ``text`` (from ``msg``) in: the language of the message when
-        it shows one (a command's argument only when it holds Chinese: names and keywords such
-        as ``all`` are no language), else the platform's hint (``msg.language``), else
-        English."""
-        return message_language(text) or language_of_code(msg.language) or DEFAULT_LANGUAGE
+    def language_of_reply(self, msg: IncomingMessage, text: str,
+                          ctx: Context | None = None) -> str:
+        """The language to answer ``text`` (from ``msg``, by the user of ``ctx``) in: the
+        user's setting (``/language``), else the language of the message when it shows one (a
+        command's argument only when it holds Chinese: names and keywords such as ``all`` are
+        no language), else the platform's hint (``msg.language``), else English."""
+        chosen = getattr(ctx.user, "language", None) if ctx is not None else None
+        return (chosen or message_language(text) or language_of_code(msg.language)
+                or DEFAULT_LANGUAGE)
+
+    async def reply_language(self, msg: IncomingMessage) -> str:
+        """:meth:`language_of_reply` for ``msg`` as a platform adapter sees it (for the notes
+        it words itself): the author's stored setting when they are known, without creating
+        anything for an author who is not."""
+        user = await self.memory.store.find_user(msg.thread.platform, msg.platform_user_id)
+        chosen = getattr(user, "language", None) if user is not None else None
+        return chosen or self.language_of_reply(msg, _incoming_text(msg))
 
     async def forgot_everything(self, user_id: int) -> None:
         """Run the ``on_forget_all`` listeners for ``user_id`` (``/forget all``, confirmed)."""
@@ -475,7 +439,7 @@ class ConversationEngine:
                 return []
             _, outcomes = await self.memory.edit_user_turn(
                 ctx, msg.platform_message_id, cleaned.text, derive_facts=derive_facts)
-            lang = language_of(cleaned.text)
+            lang = self.language_of_reply(msg, cleaned.text)
             return [note for o in outcomes if (note := _fact_note(o, lang))]
 
     async def pending_question(self, msg: IncomingMessage) -> str | None:
@@ -493,10 +457,10 @@ class ConversationEngine:
             ctx = await self.memory.context(msg)
             pending = self.pending.pop((ctx.thread.id, ctx.user.id), None)
             if pending is None:
-                return ["That question has expired; nothing was changed."]
+                return [say(self.language_of_reply(msg, ""), "engine.question_expired")]
             if yes:
                 return [await pending.action()]
-            return [f"Cancelled: {pending.description}."]
+            return [say(pending.language, "engine.cancelled", description=pending.description)]
 
     async def command(self, msg: IncomingMessage) -> list[str]:
         """Run the slash command in ``msg.text`` without touching pending confirmations
@@ -538,17 +502,22 @@ def _incoming_text(msg: IncomingMessage) -> str:
 def _fact_note(outcome, lang: str) -> str:
     """One line telling the user what their turn changed in semantic memory ("" for nothing
     worth saying: candidates, and confirmations they did not ask for)."""
-    zh = lang == "zh"
-    fact = outcome.fact
-    if outcome.status == "written":
-        return f"记住了：{fact.text}" if zh else f"Noted: {fact.text}"
+    fact = fact_text(outcome.fact.text)
+    if outcome.status in ("written", "ended"):
+        return say(lang, f"note.{outcome.status}", fact=fact)
     if outcome.status == "superseded":
-        before = outcome.previous.text if outcome.previous else ""
-        return (f"已更新：{fact.text}（之前：{before}）" if zh
-                else f"Updated: {fact.text} (before: {before})")
-    if outcome.status == "ended":
-        return f"记下了，这条不再成立：{fact.text}" if zh else f"Noted that this no longer holds: {fact.text}"
+        return say(lang, "note.superseded", fact=fact,
+                   before=mid_sentence(outcome.previous.text) if outcome.previous else "")
     if outcome.status == "confirmed" and outcome.explicit:
-        return f"我已经记着了：{fact.text}" if zh else f"I already had that: {fact.text}"
+        return say(lang, "note.confirmed", fact=fact)
     return ""
 
+
+def redaction_note(kinds: tuple[str, ...], lang: str) -> str:
+    """The sentence that tells the user which kinds of secret (``memory.redact`` kinds such
+    as ``"password"``) were removed from their message before storing ("" for none)."""
+    if not kinds:
+        return ""
+    names = [say(lang, f"redaction.kind.{k}") if f"redaction.kind.{k}" in message_ids() else k
+             for k in kinds]
+    return say(lang, "redaction.note", kinds=say(lang, "list.separator").join(names))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from adapters.llm.pricing import PRICES_CHECKED, cost_usd
+from i18n import say
 from memory.records import UsageRow
 from memory.stores.sqlite import SQLiteStore, Statement
 from memory.types import ModelReply
@@ -35,34 +36,35 @@ def usage_statement(user_id: int, reply: ModelReply, at: datetime) -> Statement:
                                        cost_usd=cost_usd(reply.model, **tokens), **tokens)
 
 
-def _line(label: str, calls: int, tin: int, tout: int, write: int, read: int,
+def _line(lang: str, label: str, calls: int, tin: int, tout: int, write: int, read: int,
           cost: float | None) -> str:
-    text = f"{label}: {calls} call(s), {tin:,} input and {tout:,} output tokens"
+    text = say(lang, "stats.line", label=label, calls=calls, input=f"{tin:,}", output=f"{tout:,}")
     if write or read:
-        text += f", cache {write:,} written / {read:,} read"
-    return text + (f", ${cost:.4f}" if cost is not None else ", cost unknown (no price)")
+        text += say(lang, "stats.cache", written=f"{write:,}", read=f"{read:,}")
+    return text + (say(lang, "stats.cost", cost=f"{cost:.4f}") if cost is not None
+                   else say(lang, "stats.no_price"))
 
 
-def render_stats(rows: list[UsageRow], *, today: datetime) -> str:
-    """The ``/stats`` text: one line per day and model (newest first), then the total of the
-    last :data:`STATS_DAYS` days."""
+def render_stats(rows: list[UsageRow], *, today: datetime, lang: str = "en") -> str:
+    """The ``/stats`` text in ``lang``: one line per day and model (newest first), then the
+    total of the last :data:`STATS_DAYS` days."""
     if not rows:
-        return "No model usage recorded for you yet."
+        return say(lang, "stats.none")
     since = utc_day(today - timedelta(days=STATS_DAYS - 1))
-    lines = [f"Your model usage (days in UTC, prices as of {PRICES_CHECKED}):"]
+    lines = [say(lang, "stats.heading", checked=PRICES_CHECKED)]
     for row in rows[:STATS_LINES]:
-        lines.append(_line(f"{row.day} {row.model}", row.calls, row.input_tokens,
+        lines.append(_line(lang, f"{row.day} {row.model}", row.calls, row.input_tokens,
                            row.output_tokens, row.cache_creation_input_tokens,
                            row.cache_read_input_tokens, row.cost_usd))
     if len(rows) > STATS_LINES:
-        lines.append(f"... and {len(rows) - STATS_LINES} earlier line(s).")
+        lines.append(say(lang, "stats.more", count=len(rows) - STATS_LINES))
     recent = [r for r in rows if r.day >= since]
     costs = [r.cost_usd for r in recent if r.cost_usd is not None]
-    total = _line(f"Last {STATS_DAYS} days", sum(r.calls for r in recent),
+    total = _line(lang, say(lang, "stats.total", days=STATS_DAYS), sum(r.calls for r in recent),
                   sum(r.input_tokens for r in recent), sum(r.output_tokens for r in recent),
                   sum(r.cache_creation_input_tokens for r in recent),
                   sum(r.cache_read_input_tokens for r in recent), sum(costs) if costs else None)
     if costs and len(costs) < len(recent):
-        total += " (models without a price not included)"
+        total += say(lang, "stats.unpriced")
     lines.append(total)
     return "\n".join(lines)

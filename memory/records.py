@@ -45,6 +45,7 @@ class UserRow:
     display_name: str
     memory_enabled: bool
     timezone: str | None
+    language: str | None = None  # chosen with /language (ISO 639-1); None = not chosen
 
 
 @dataclass(frozen=True, slots=True)

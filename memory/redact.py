@@ -274,14 +274,3 @@ def redact(text: str) -> Redaction:
         text = pattern.sub(labelled(kind), text)
     return Redaction(text=text, kinds=tuple(sorted(kinds)))
 
-
-def describe_redaction(kinds: tuple[str, ...], lang: str) -> str:
-    """Return the sentence that tells the user what was not kept ("" when nothing was)."""
-    if not kinds:
-        return ""
-    if lang == "zh":
-        names = {"password": "密码", "api key": "密钥", "card number": "卡号", "ID number": "证件号",
-                 "private key": "私钥", "one-time code": "验证码", "IBAN": "银行账号 (IBAN)"}
-        return "注意：你发来的" + "、".join(names.get(k, k) for k in kinds) + "我没有保存。"
-    listed = ", ".join(kinds)
-    return f"Note: I did not keep the {listed} you sent; it was removed before anything was stored."

@@ -387,6 +387,7 @@ class MemoryAnswerRequest:
             current values from earlier ones and which exchanges a fact came from.
         turn_id: the current message's turn (what it states is not "remembered" yet).
         first_reply: no reply of this model in this session yet: say once what it is.
+        language: the language to answer in (ISO 639-1: ``"en"``, ``"zh"``).
     """
 
     items: tuple[RecalledItem, ...]
@@ -394,3 +395,4 @@ class MemoryAnswerRequest:
     facts: tuple[Fact, ...] = ()
     turn_id: int | None = None
     first_reply: bool = True
+    language: str = "en"

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 from typing import TextIO
 
+from i18n import DEFAULT_LANGUAGE, say
 from memory.text import printable
 from memory.types import ChatKind, IncomingMessage, ThreadKey
 
@@ -28,11 +29,12 @@ Handler = Callable[[IncomingMessage], Awaitable[list[str]]]
 QUIT_COMMANDS = frozenset({"/quit", "/exit"})
 
 
-def console_message(user: str, text: str) -> IncomingMessage:
-    """The message a console line becomes: a private chat ``console:<user>``."""
+def console_message(user: str, text: str, language: str | None = None) -> IncomingMessage:
+    """The message a console line becomes: a private chat ``console:<user>``; ``language`` is
+    the terminal's locale (``LANG``), the platform's hint of the user's language."""
     return IncomingMessage(
         thread=ThreadKey("console", user), chat_kind=ChatKind.PRIVATE, platform_user_id=user,
-        display_name=user, text=text, sent_at=datetime.now(timezone.utc),
+        display_name=user, text=text, sent_at=datetime.now(timezone.utc), language=language,
     )
 
 
@@ -98,14 +100,14 @@ async def _unless_stopped(work: Awaitable, stop: asyncio.Event):
     return None
 
 
-async def _answer(handler: Handler, user: str, line: str) -> list[str]:
+async def _answer(handler: Handler, user: str, line: str, hint: str | None, lang: str
+                  ) -> list[str]:
     try:
-        replies = await handler(console_message(user, line))
+        replies = await handler(console_message(user, line, hint))
     except Exception as exc:  # the console must survive any single failure
         log.exception("console turn failed")
-        replies = [f"Sorry, something went wrong handling that ({type(exc).__name__}). "
-                   "Please try again; /memories shows what I kept."]
-    return replies or ["(no reply)"]
+        replies = [say(lang, "console.failed", error=type(exc).__name__)]
+    return replies or [say(lang, "console.no_reply")]
 
 
 def _is_terminal(stream) -> bool:
@@ -124,6 +126,8 @@ async def run_console(
     history=None,
     stop: asyncio.Event | None = None,
     before_prompt: Callable[[], Awaitable[None]] | None = None,
+    language: Callable[[], str] | None = None,
+    language_hint: str | None = None,
 ) -> None:
     """Read lines until ``/quit``, end of input, Ctrl-C / Ctrl-D or ``stop``, answering each
     through ``handler``; "Goodbye." is the last line written.
@@ -143,10 +147,14 @@ async def run_console(
             fails).
         before_prompt: awaited before the first line and after every answer (the bot keeps
             the history's ``persist`` in step with the user's memory switch there).
+        language: the language of the console's own lines ("Goodbye."), asked each time
+            (``/language`` may change it); default English.
+        language_hint: the terminal's language tag (``LANG``), given with every message.
     """
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     stop = stop or asyncio.Event()
+    language = language or (lambda: DEFAULT_LANGUAGE)
     if terminal is None:
         terminal = _is_terminal(stdin) and _is_terminal(stdout)
     if terminal:
@@ -174,12 +182,13 @@ async def run_console(
                     write(f"> {line}")
                 if line.strip().lower() in QUIT_COMMANDS:
                     break
-                replies = await _unless_stopped(_answer(handler, user, line), stop)
+                replies = await _unless_stopped(
+                    _answer(handler, user, line, language_hint, language()), stop)
                 if replies is None:
                     break
                 for reply in replies:
                     write(reply)
         except asyncio.CancelledError:  # cancelled from outside: the caller finishes the work
-            write("\nGoodbye.")
+            write("\n" + say(language(), "console.goodbye"))
             raise
-        write("Goodbye.")
+        write(say(language(), "console.goodbye"))

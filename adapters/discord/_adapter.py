@@ -27,6 +27,7 @@ from adapters.discord._reply import NO_MENTIONS, ReplyStream, keep_typing
 from adapters.discord._text import neutralise, pages, split_message
 from adapters.discord._views import ConfirmView, PagesView
 from adapters.commands import CommandTable
+from i18n import DEFAULT_LANGUAGE, language_of_code, say
 from memory import streaming
 from memory.episodes import is_end_phrase
 from memory.errors import MemoryCoreError
@@ -40,16 +41,6 @@ CONTENT_INTENT_MISSING = (
     "commands still work; replies without a mention and threads the bot started do not. To fix "
     "it, enable 'Message Content Intent' under Bot > Privileged Gateway Intents in the Discord "
     "Developer Portal and restart.")
-NO_CONTENT_HINT = ("I can't read this message: the bot lacks the Message Content intent. "
-                   "@mention me in the message, or ask the bot's owner to enable the intent.")
-NOT_ALLOWED = "Sorry, this assistant is private (ALLOWED_USERS) and you are not on its list."
-FAILED = "Sorry, something went wrong while handling that. Please try again in a moment."
-DM_HEADER = "You asked me /{command} in {where}; here is my answer (only you see it):"
-DM_SENT = "I sent you the answer to /{command} in a direct message."
-DM_CLOSED = ("I answer /{command} only where nobody else sees it, and I cannot send you a "
-             "direct message (your privacy settings for this server may block them); nothing "
-             "was shown or changed. Use the slash command /{command} here (only you see its "
-             "answer), or allow direct messages and send it again.")
 SEEN_MESSAGES = 10_000
 """Message ids remembered to drop a replayed MESSAGE_CREATE (a RESUME replays at most what
 was missed while disconnected; older replays are still caught by the unique turn index)."""
@@ -71,6 +62,8 @@ class Engine(Protocol):
     async def due_replies(self, platform: str) -> list[IncomingMessage]: ...
 
     async def answer_due(self, msg: IncomingMessage) -> list[str]: ...
+
+    async def reply_language(self, msg: IncomingMessage) -> str: ...
 
 
 class Marks(Protocol):
@@ -333,7 +326,8 @@ class DiscordAdapter:
             await self._answer_in_dm(client, item, channel, reference, command, author)
             return
         if not msg.text and item.guild_id is not None and not client.intents.message_content:
-            await ReplyStream(channel, reference=reference).finish([NO_CONTENT_HINT])
+            await ReplyStream(channel, reference=reference).finish(
+                [say(await self.engine.reply_language(msg), "discord.no_content")])
             return
         # no await before engine.handle: the message reaches its thread's lock in turn
         typing = asyncio.get_running_loop().create_task(keep_typing(channel))
@@ -394,25 +388,26 @@ class DiscordAdapter:
         reached, then the command runs as if sent there (``/why`` in the server chat it
         explains) and is answered there; the channel only learns where the answer went."""
         msg = item.msg
-        where = f"#{getattr(channel, 'name', None) or 'a server channel'}"
+        lang = await self.engine.reply_language(msg)
+        name = getattr(channel, "name", None)
+        where = f"#{name}" if name else say(lang, "discord.a_channel")
         ran = False
         try:
             if author is None:
                 author = client.get_user(item.author_id) or \
                     await client.fetch_user(item.author_id)
             dm = author.dm_channel or await author.create_dm()
-            await dm.send(DM_HEADER.format(command=command, where=where),
+            await dm.send(say(lang, "discord.dm_header", command=command, where=where),
                           allowed_mentions=NO_MENTIONS)
             ran = True
             replies = await self.engine.handle(
                 msg if self.engine.commands.about_this_chat(command) else self._in_dm(msg, dm))
             await ReplyStream(dm).finish(replies)
-            note = DM_SENT
+            note = "discord.dm_sent"
         except discord.HTTPException as exc:  # 50007: the user does not take DMs from here
             log.info("discord DM to user %s failed: %s", item.author_id, exc)
-            note = DM_CLOSED if not ran else ("I could not send you the answer to /{command} "
-                                              "in a direct message.")
-        await ReplyStream(channel, reference=reference).finish([note.format(command=command)])
+            note = "discord.dm_failed" if ran else "discord.dm_closed"
+        await ReplyStream(channel, reference=reference).finish([say(lang, note, command=command)])
 
     @staticmethod
     def _in_dm(msg: IncomingMessage, dm) -> IncomingMessage:
@@ -455,8 +450,9 @@ class DiscordAdapter:
 
     async def _command(self, interaction: discord.Interaction, name: str, arg: str | None, *,
                        ephemeral: bool, paginate: bool, attach: str | None) -> None:
-        if not self.allows(PLATFORM, interaction.user.id):
-            await interaction.response.send_message(NOT_ALLOWED, ephemeral=True)
+        if not self.allows(PLATFORM, interaction.user.id):  # a stranger: the client's locale only
+            await interaction.response.send_message(
+                say(_locale_language(interaction), "discord.not_allowed"), ephemeral=True)
             return
         deferred = await self._defer(interaction, ephemeral=ephemeral)
         msg = command_message(interaction, f"/{name} {arg or ''}".strip())
@@ -476,7 +472,8 @@ class DiscordAdapter:
         key = (ctx.thread.id, ctx.user.id)
         before = self.engine.pending.get(key)
         replies = await self.engine.handle(msg)
-        body = "\n\n".join(r for r in replies if r.strip()) or "(nothing to show)"
+        lang = await self.engine.reply_language(msg)
+        body = "\n\n".join(r for r in replies if r.strip()) or say(lang, "discord.nothing_to_show")
         pending = self.engine.pending.get(key)
         if not deferred:  # the interaction expired: the command still ran exactly once
             await self._fallback(interaction, body, private=ephemeral)
@@ -487,10 +484,10 @@ class DiscordAdapter:
                                  view=ConfirmView(self, owner, key, pending))
         elif attach and body.lstrip().startswith(("{", "[")):  # a document, not a chat answer
             await interaction.followup.send(
-                "Everything I keep about you is in the attached file.", ephemeral=ephemeral,
+                say(lang, "discord.export_attached"), ephemeral=ephemeral,
                 file=discord.File(io.BytesIO(body.encode()), filename=attach), wait=True)
         elif paginate and len(listing := pages(neutralise(body))) > 1:
-            view = PagesView(self, owner, listing)
+            view = PagesView(self, owner, listing, lang=lang)
             await self._followup(interaction, view.render(), ephemeral=ephemeral, view=view)
         else:
             for chunk in split_message(neutralise(body)):
@@ -532,15 +529,17 @@ class DiscordAdapter:
         """The one error handler: log first, then tell the user briefly; never raises."""
         self.counts["failures"] += 1
         log.error("discord %s failed: %s", where, exc, exc_info=exc)
+        failed = say(_locale_language(interaction) if interaction is not None
+                     else DEFAULT_LANGUAGE, "platform.sorry")
         try:
             if interaction is not None:
                 if interaction.response.is_done():
-                    await interaction.followup.send(FAILED, ephemeral=True,
+                    await interaction.followup.send(failed, ephemeral=True,
                                                     allowed_mentions=NO_MENTIONS)
                 else:
-                    await interaction.response.send_message(FAILED, ephemeral=True)
+                    await interaction.response.send_message(failed, ephemeral=True)
             elif channel is not None:
-                await ReplyStream(channel, reference=reference).finish([FAILED])
+                await ReplyStream(channel, reference=reference).finish([failed])
         except Exception as inner:  # the user cannot be reached either: logged, keep running
             log.warning("discord: could not tell the user about the failure: %s", inner)
 
@@ -597,6 +596,12 @@ class MemoryBotClient(discord.Client):
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def _locale_language(interaction: discord.Interaction) -> str:
+    """The product's language for the client locale of ``interaction`` (else English)."""
+    locale = getattr(interaction, "locale", None)
+    return language_of_code(getattr(locale, "value", None)) or DEFAULT_LANGUAGE
 
 
 def _command_name(text: str) -> str | None:

@@ -108,6 +108,7 @@ def incoming(message: discord.Message, me: discord.abc.User) -> IncomingMessage:
         display_name=message.author.display_name, text=clean_text(message, me),
         sent_at=message.created_at.astimezone(timezone.utc),
         platform_message_id=str(message.id), chat_title=title,
+        language=_guild_locale(message),
     )
 
 
@@ -129,7 +130,7 @@ def command_message(interaction: discord.Interaction, text: str) -> IncomingMess
         thread=key, chat_kind=kind, platform_user_id=str(user.id),
         display_name=user.display_name, text=text,
         sent_at=interaction.created_at.astimezone(timezone.utc), chat_title=title,
-        is_admin=_is_admin(user),
+        is_admin=_is_admin(user), language=getattr(interaction.locale, "value", None),
     )
 
 
@@ -185,3 +186,11 @@ class Kept:
                        int(data["author"]))
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a kept message: {exc}") from exc
+
+
+def _guild_locale(message: discord.Message) -> str | None:
+    """A message carries no locale of its author; a server's preferred locale is the hint
+    (None in direct messages)."""
+    guild = message.guild
+    locale = getattr(guild, "preferred_locale", None) if guild is not None else None
+    return getattr(locale, "value", None)

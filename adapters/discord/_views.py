@@ -13,15 +13,12 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from adapters.discord._reply import NO_MENTIONS
+from i18n import DEFAULT_LANGUAGE, language_of_code, say
 
 if TYPE_CHECKING:
     from adapters.discord._adapter import DiscordAdapter
 
 log = logging.getLogger(__name__)
-
-EXPIRED = ("This confirmation has expired (something else was said in between); "
-           "run the command again.")
-
 
 class _OwnedView(discord.ui.View):
     """A view only the user who ran the command may press."""
@@ -34,7 +31,8 @@ class _OwnedView(discord.ui.View):
     async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
         if interaction.user.id == self.owner_id:
             return True
-        await interaction.response.send_message("These buttons belong to someone else's command.",
+        lang = language_of_code(getattr(interaction.locale, "value", None)) or DEFAULT_LANGUAGE
+        await interaction.response.send_message(say(lang, "discord.not_your_buttons"),
                                                 ephemeral=True)
         return False
 
@@ -47,14 +45,18 @@ class PagesView(_OwnedView):
     """Previous/next buttons over pages of a listing; the message shows ``Page i/n``."""
 
     def __init__(self, adapter: DiscordAdapter, owner_id: int, pages: list[str], *,
-                 timeout: float = 900) -> None:
+                 timeout: float = 900, lang: str = DEFAULT_LANGUAGE) -> None:
         super().__init__(adapter, owner_id, timeout=timeout)
         self.pages = pages
         self.page = 0
+        self.lang = lang
+        self.previous.label = say(lang, "discord.previous")
+        self.next.label = say(lang, "discord.next")
         self._refresh()
 
     def render(self) -> str:
-        return f"{self.pages[self.page]}\n\nPage {self.page + 1}/{len(self.pages)}"
+        line = say(self.lang, "discord.page", page=self.page + 1, pages=len(self.pages))
+        return f"{self.pages[self.page]}\n\n{line}"
 
     def _refresh(self) -> None:
         self.previous.disabled = self.page == 0
@@ -66,11 +68,11 @@ class PagesView(_OwnedView):
         await interaction.response.edit_message(content=self.render(), view=self,
                                                 allowed_mentions=NO_MENTIONS)
 
-    @discord.ui.button(label="Previous", style=discord.ButtonStyle.secondary)
+    @discord.ui.button(label="<", style=discord.ButtonStyle.secondary)  # labelled in __init__
     async def previous(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
         await self._turn(interaction, -1)
 
-    @discord.ui.button(label="Next", style=discord.ButtonStyle.secondary)
+    @discord.ui.button(label=">", style=discord.ButtonStyle.secondary)
     async def next(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
         await self._turn(interaction, +1)
 
@@ -87,6 +89,9 @@ class ConfirmView(_OwnedView):
         super().__init__(adapter, owner_id, timeout=timeout)
         self.key = key
         self.pending = pending
+        self.lang = getattr(pending, "language", DEFAULT_LANGUAGE)
+        self.confirm.label = say(self.lang, "button.confirm")
+        self.cancel.label = say(self.lang, "button.cancel")
 
     def _claim(self) -> bool:
         """Take the pending action out of the engine if it is still ours (no await in here, so
@@ -97,18 +102,20 @@ class ConfirmView(_OwnedView):
             return True
         return False
 
-    @discord.ui.button(label="Confirm", style=discord.ButtonStyle.danger)
+    @discord.ui.button(label="!", style=discord.ButtonStyle.danger)  # labelled in __init__
     async def confirm(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
         await interaction.response.defer()  # before the (possibly slow) deletion
         self.stop()
-        text = await self.pending.action() if self._claim() else EXPIRED
+        text = (await self.pending.action() if self._claim()
+                else say(self.lang, "discord.confirmation_expired"))
         await interaction.edit_original_response(content=text, view=None,
                                                  allowed_mentions=NO_MENTIONS)
 
-    @discord.ui.button(label="Cancel", style=discord.ButtonStyle.secondary)
+    @discord.ui.button(label="x", style=discord.ButtonStyle.secondary)
     async def cancel(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
         self.stop()
-        text = f"Cancelled: {self.pending.description}." if self._claim() else EXPIRED
+        text = (say(self.lang, "engine.cancelled", description=self.pending.description)
+                if self._claim() else say(self.lang, "discord.confirmation_expired"))
         await interaction.response.edit_message(content=text, view=None,
                                                 allowed_mentions=NO_MENTIONS)
 

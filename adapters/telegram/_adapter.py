@@ -47,7 +47,7 @@ from adapters.telegram._normalise import PLATFORM, Inbound, chat_kind, classify,
 from adapters.telegram._send import Sender, Target
 from adapters.telegram._stream import ReplyStream
 from adapters.commands import CommandTable
-from i18n import DEFAULT_LANGUAGE, LANGUAGES, say
+from i18n import DEFAULT_LANGUAGE, LANGUAGES, language_of_code, say
 from memory import streaming
 from memory.errors import ConfigError, MemoryCoreError
 from memory.types import ChatKind, IncomingMessage, ThreadKey
@@ -57,15 +57,8 @@ log = logging.getLogger(__name__)
 ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
 SEEN_KEEP = timedelta(days=7)
 
-PRIVACY_NOTE = (
-    "Privacy mode is on for this bot, so in groups I only see commands, messages that mention "
-    "me and replies to my messages; the rest of a group conversation stays unknown to me. "
-    "To let me follow whole group conversations, the bot's owner can turn privacy mode off "
-    "with @BotFather (/setprivacy), then remove and re-add me to the group.")
-MEDIA_REPLY = ("I can only read text, so I couldn't take in that message. "
-               "Send it as text (a caption on a photo counts).")
-SORRY = "Sorry, something went wrong handling that. Please try again in a moment."
-REFUSED = "Sorry, I only talk to the people my owner has allowed."
+#: The note after ``/start`` while the bot's privacy mode is on (a message id of the catalogue).
+PRIVACY_NOTE = "telegram.privacy_note"
 
 
 class Conversation(Protocol):
@@ -90,6 +83,8 @@ class Conversation(Protocol):
     async def due_replies(self, platform: str) -> list[IncomingMessage]: ...
 
     async def answer_due(self, msg: IncomingMessage) -> list[str]: ...
+
+    async def reply_language(self, msg: IncomingMessage) -> str: ...
 
 
 class Marks(Protocol):
@@ -551,9 +546,11 @@ class TelegramAdapter:
         sender = self.sender
         key = thread_key(message)
         user_id = message.from_user.id
-        if not self._allowed(user_id):
+        hint = language_of_code(message.from_user.language_code) or DEFAULT_LANGUAGE
+        if not self._allowed(user_id):  # a stranger: only the platform's hint, nothing stored
             if inbound.private:
-                self._enqueue(key, lambda: sender.send(inbound.target, REFUSED), update)
+                self._enqueue(key, lambda: sender.send(inbound.target,
+                                                       say(hint, "telegram.refused")), update)
             return
         if inbound.private and str(user_id) in self._blocked:
             self._blocked.discard(str(user_id))
@@ -561,7 +558,8 @@ class TelegramAdapter:
             log.info("telegram user chat=%s is back; block mark cleared", user_id)
         if inbound.msg is None:
             if inbound.private and inbound.attachment:
-                self._enqueue(key, lambda: sender.send(inbound.target, MEDIA_REPLY), update)
+                self._enqueue(key, lambda: sender.send(inbound.target,
+                                                       say(hint, "telegram.media_reply")), update)
             return
         msg = replace(inbound.msg, update_key=self._key(update.update_id))
         if not inbound.addressed:
@@ -596,15 +594,16 @@ class TelegramAdapter:
             await preview.stop()
         if await preview.finish(replies):
             return  # the preview became the reply
+        lang = await self.conversation.reply_language(msg)
         if command == "start" and self.privacy_on:
-            replies = [*replies, PRIVACY_NOTE]
+            replies = [*replies, say(lang, PRIVACY_NOTE)]
         if command == "memories":
-            await self._send_pages(inbound.target, replies, _mode(msg.text))
+            await self._send_pages(inbound.target, replies, _mode(msg.text), lang)
             return
         markup = None
         if command is not None and replies and await self.conversation.pending_question(msg):
-            markup = confirm_buttons(int(msg.platform_user_id))
-        await self._deliver(inbound.target, replies, markup=markup)
+            markup = confirm_buttons(int(msg.platform_user_id), lang)
+        await self._deliver(inbound.target, replies, markup=markup, lang=lang)
 
     async def _is_chat_admin(self, msg) -> bool:
         """True when the author administers the group (``getChatMember``), for
@@ -632,6 +631,7 @@ class TelegramAdapter:
         app = self.application or self._draining
         assert app is not None
         ran, sent = False, []
+        lang = await self.conversation.reply_language(msg)
         try:  # can the bot write to this user at all? (never started: 403 or "chat not found")
             await app.bot.send_chat_action(chat_id=user_id, action=ChatAction.TYPING)
         except (BadRequest, Forbidden) as exc:
@@ -645,27 +645,26 @@ class TelegramAdapter:
             replies = await self.conversation.handle(msg)
             try:
                 if command == "memories":
-                    sent = await self._send_pages(private, replies, _mode(msg.text))
+                    sent = await self._send_pages(private, replies, _mode(msg.text), lang)
                 else:
                     markup = None
                     if replies and await self.conversation.pending_question(msg):
-                        markup = confirm_buttons(user_id)
-                    sent = await self._deliver(private, replies, markup=markup)
+                        markup = confirm_buttons(user_id, lang)
+                    sent = await self._deliver(private, replies, markup=markup, lang=lang)
             except BadRequest as exc:  # "chat not found" after all
                 log.info("telegram private answer to %s failed: %s", user_id, exc)
-        opening = (f"Open a chat with me (https://t.me/{self.me.username}), press Start, then "
-                   f"send /{command} there.")
+        opening = say(lang, "telegram.private.opening", link=f"https://t.me/{self.me.username}",
+                      command=command)
         if sent:
-            note = f"I sent you the answer to /{command} in our private chat."
+            note = say(lang, "telegram.private.sent", command=command)
         elif ran:
-            note = (f"I could not send you the answer to /{command} in our private chat. "
-                    + opening)
+            note = say(lang, "telegram.private.failed", command=command, opening=opening)
         else:
-            note = (f"I answer /{command} only in a private chat, so that nobody else sees it; "
-                    "nothing was shown or changed. " + opening)
+            note = say(lang, "telegram.private.refused", command=command, opening=opening)
         await self.sender.send(inbound.target, note)
 
-    async def _deliver(self, target: Target, replies: list[str], *, markup=None) -> list[Message]:
+    async def _deliver(self, target: Target, replies: list[str], *, markup=None,
+                       lang: str = DEFAULT_LANGUAGE) -> list[Message]:
         """Send each reply as its own part (quoting the user's message with the first);
         ``markup`` goes on the last message. A part the API refuses is tried once more; a part
         that still fails is logged and skipped, the later parts are still sent, and the user
@@ -687,8 +686,7 @@ class TelegramAdapter:
                 break  # unreachable chat
             sent += part
         if missing:
-            note = (f"({missing} part{'s' if missing > 1 else ''} of my answer could not be "
-                    "delivered; send your message again if something is missing.)")
+            note = say(lang, "platform.parts_missing", missing=missing)
             try:
                 sent += await self.sender.send(dataclasses.replace(target, reply_to=None), note)
             except TelegramError as exc:
@@ -696,9 +694,10 @@ class TelegramAdapter:
                           target.chat_id, exc)
         return sent
 
-    async def _send_pages(self, target: Target, replies: list[str], mode: str) -> list[Message]:
+    async def _send_pages(self, target: Target, replies: list[str], mode: str,
+                          lang: str) -> list[Message]:
         assert self.sender is not None
-        text, markup = page_view(paginate("\n\n".join(replies)), 0, mode)
+        text, markup = page_view(paginate("\n\n".join(replies)), 0, mode, lang)
         return await self.sender.send(target, text, markup=markup)
 
     async def _on_edited(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -714,7 +713,8 @@ class TelegramAdapter:
         async def job() -> None:
             notes = await self.conversation.edit(msg, derive_facts=inbound.addressed)
             if notes and inbound.addressed:
-                await self._deliver(inbound.target, notes)
+                await self._deliver(inbound.target, notes,
+                                    lang=await self.conversation.reply_language(msg))
 
         self._enqueue(msg.thread, job, update)
 
@@ -723,33 +723,35 @@ class TelegramAdapter:
         query = update.callback_query
         parsed = parse(query.data)
         message = query.message
+        user = query.from_user
+        hint = language_of_code(user.language_code) or DEFAULT_LANGUAGE
         if parsed is None or message is None or not isinstance(message, Message):
-            await _answer_query(query, "This button no longer works; send the command again.")
+            await _answer_query(query, say(hint, "button.expired"))
             return
         kind = chat_kind(message.chat)
         if kind is None or (parsed[0] == "mem" and kind is not ChatKind.PRIVATE):
-            await _answer_query(query, "This button no longer works; send the command again.")
+            await _answer_query(query, say(hint, "button.expired"))
             return  # /memories pages live in private chats only (callback data is not signed)
-        user = query.from_user
         key = thread_key(message)
         msg = IncomingMessage(
             thread=key, chat_kind=kind, platform_user_id=str(user.id),
             display_name=user.full_name or str(user.id), text="", sent_at=_now(),
-            chat_title=message.chat.title)
+            chat_title=message.chat.title, language=user.language_code)
         target = Target(chat_id=message.chat.id,
                         thread_id=int(key.thread_id) if key.thread_id is not None else None)
         sender = self.sender
         action, first, second = parsed
         if action == "cf":
             if second != str(user.id):
-                await _answer_query(query, "Only the person who asked can answer this.")
+                await _answer_query(query, say(hint, "button.not_yours"))
                 return
 
             async def confirm() -> None:
                 await _answer_query(query)
                 await sender.drop_buttons(message.chat.id, message.message_id)
                 replies = await self.conversation.confirm(msg, first == "y")
-                await self._deliver(target, replies)
+                await self._deliver(target, replies,
+                                    lang=await self.conversation.reply_language(msg))
 
             self._enqueue(key, confirm, update)
             return
@@ -758,7 +760,8 @@ class TelegramAdapter:
             replies = await self.conversation.command(
                 dataclasses.replace(msg, text=f"/memories {second}".strip()))
             page = int(first) if first.isdigit() else 0
-            text, markup = page_view(paginate("\n\n".join(replies)), page, second)
+            text, markup = page_view(paginate("\n\n".join(replies)), page, second,
+                                     await self.conversation.reply_language(msg))
             await sender.edit(message.chat.id, message.message_id, text, markup=markup)
             await _answer_query(query)
 
@@ -776,9 +779,12 @@ class TelegramAdapter:
         message = update.effective_message
         topic = (message.message_thread_id if message is not None
                  and getattr(message, "is_topic_message", False) else None)
+        user = update.effective_user
+        lang = (language_of_code(user.language_code) if user is not None else None) \
+            or DEFAULT_LANGUAGE
         try:
             if self.sender is not None and chat is not None:
-                await self.sender.send(Target(chat.id, topic), SORRY)
+                await self.sender.send(Target(chat.id, topic), say(lang, "platform.sorry"))
         except TelegramError as exc:
             log.warning("telegram apology to chat=%s failed: %s", chat.id if chat else None, exc)
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
+from i18n import DEFAULT_LANGUAGE, say
+
 from adapters.telegram._format import utf16_len
 
 #: Lines of ``/memories`` shown per page.
@@ -32,24 +34,28 @@ def paginate(text: str, *, lines_per_page: int = PAGE_LINES) -> list[str]:
     return ["\n".join(p) for p in pages if any(line.strip() for line in p)] or [text]
 
 
-def page_view(pages: list[str], page: int, mode: str) -> tuple[str, InlineKeyboardMarkup | None]:
+def page_view(pages: list[str], page: int, mode: str,
+              lang: str = DEFAULT_LANGUAGE) -> tuple[str, InlineKeyboardMarkup | None]:
     """The text of ``page`` (clamped) with its page line, and its Previous/Next buttons."""
     page = max(0, min(page, len(pages) - 1))
     if len(pages) == 1:
         return pages[0], None
     row = []
     if page > 0:
-        row.append(InlineKeyboardButton("« Previous", callback_data=f"mem:{page - 1}:{mode}"))
+        row.append(InlineKeyboardButton(say(lang, "button.previous"),
+                                        callback_data=f"mem:{page - 1}:{mode}"))
     if page < len(pages) - 1:
-        row.append(InlineKeyboardButton("Next »", callback_data=f"mem:{page + 1}:{mode}"))
-    return f"{pages[page]}\n(page {page + 1} of {len(pages)})", InlineKeyboardMarkup([row])
+        row.append(InlineKeyboardButton(say(lang, "button.next"),
+                                        callback_data=f"mem:{page + 1}:{mode}"))
+    line = say(lang, "button.page", page=page + 1, pages=len(pages))
+    return f"{pages[page]}\n{line}", InlineKeyboardMarkup([row])
 
 
-def confirm_buttons(user_id: int) -> InlineKeyboardMarkup:
-    """Yes / Cancel buttons for a confirmation asked of ``user_id``."""
+def confirm_buttons(user_id: int, lang: str = DEFAULT_LANGUAGE) -> InlineKeyboardMarkup:
+    """Yes / Cancel buttons (in ``lang``) for a confirmation asked of ``user_id``."""
     return InlineKeyboardMarkup([[
-        InlineKeyboardButton("Yes, do it", callback_data=f"cf:y:{user_id}"),
-        InlineKeyboardButton("Cancel", callback_data=f"cf:n:{user_id}"),
+        InlineKeyboardButton(say(lang, "button.yes"), callback_data=f"cf:y:{user_id}"),
+        InlineKeyboardButton(say(lang, "button.cancel"), callback_data=f"cf:n:{user_id}"),
     ]])
 
 

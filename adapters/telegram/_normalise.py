@@ -149,6 +149,7 @@ def classify(message: Message, bot: User) -> Inbound | None:
             sent_at=(message.date or datetime.now(timezone.utc)).astimezone(timezone.utc),
             platform_message_id=str(message.message_id),
             chat_title=None if private else message.chat.title,
+            language=author.language_code,
         )
     return Inbound(msg=msg, target=target, private=private, addressed=addressed,
                    command=command, attachment=message.effective_attachment is not None)

@@ -115,7 +115,7 @@ class Sender:
                 reports it).
         """
         sent: list[Message] = []
-        chunks = split_message(text) or ["(empty reply)"]
+        chunks = split_message(text) or ["…"]  # the API refuses an empty text
         for n, chunk in enumerate(chunks):
             last = n == len(chunks) - 1
             reply = (ReplyParameters(target.reply_to, allow_sending_without_reply=True)

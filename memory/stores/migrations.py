@@ -258,4 +258,8 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX replies_due_thread ON replies_due(thread_id);
     """,
+    # 12: the language a user chose for replies (``/language``); NULL = chosen by each message.
+    """
+    ALTER TABLE users ADD COLUMN language TEXT;
+    """,
 )

@@ -379,6 +379,7 @@ class SQLiteStore:
             display_name=row["display_name"],
             memory_enabled=bool(row["memory_enabled"]),
             timezone=row["timezone"],
+            language=row["language"],
         )
 
     async def set_memory_enabled(self, user_id: int, enabled: bool) -> None:
@@ -392,6 +393,12 @@ class SQLiteStore:
         """Persist a user's IANA time zone (``/timezone``); None returns to the default."""
         async with self._tx() as tx:
             await tx.execute("UPDATE users SET timezone = ? WHERE id = ?", (tz, user_id))
+
+    async def set_language(self, user_id: int, language: str | None) -> None:
+        """Persist the language a user chose for replies (``/language``: ``"en"``, ``"zh"``);
+        None returns to choosing by each message."""
+        async with self._tx() as tx:
+            await tx.execute("UPDATE users SET language = ? WHERE id = ?", (language, user_id))
 
     async def thread_for_key(
         self, key: ThreadKey, chat_kind: ChatKind, title: str | None, now: datetime

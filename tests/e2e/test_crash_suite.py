@@ -22,7 +22,7 @@ import signal
 import sqlite3
 from pathlib import Path
 
-from bot.engine import ANSWER_LOST
+from i18n import say
 from tests.e2e.fakes.discord import FakeDiscord  # noqa: F401 - same scaffolding as run tests
 from tests.e2e.fakes.llm import FakeLLMServer, Stall
 from tests.e2e.fakes.telegram import FakeTelegram
@@ -35,7 +35,7 @@ CITIES = ("Graz", "Linz", "Porto", "Lyon", "Turin", "Cork", "Bergen", "Ghent", "
           "Riga", "Malmo", "Aarhus", "Basel", "Brno", "Krakow", "Bilbao", "Lille", "Leeds",
           "Bonn", "Pisa", "Nantes", "Seville", "Gdansk", "Plovdiv", "Kaunas", "Salzburg", "Delft",
           "Utrecht", "Lucca", "Parma", "Bremen", "Dijon", "Galway", "Oulu", "Umea", "Girona")
-_LOST_HEAD = ANSWER_LOST.split("\"")[0]
+_LOST_HEAD = say("en", "engine.answer_lost", text="").split("\"")[0]
 
 
 def _env(data: Path, port: int, telegram: FakeTelegram, llm: FakeLLMServer) -> dict:

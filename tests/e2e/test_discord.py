@@ -13,16 +13,20 @@ import re
 from collections import deque
 
 from adapters.discord import MESSAGE_LIMIT, start_discord
-from adapters.discord._adapter import CONTENT_INTENT_MISSING, FAILED, NO_CONTENT_HINT, NOT_ALLOWED
+from adapters.discord._adapter import CONTENT_INTENT_MISSING
 from adapters.embedders import HashingEmbedder
 from adapters.llm import AnthropicChatModel, RetryPolicy
 from bot.app import build_app
 from bot.settings import load_settings
+from i18n import say
 from memory import streaming
 from memory.types import ChatKind, FactStatus, IncomingMessage, ModelReply, ThreadKey
 from tests.e2e.fakes.discord import EPHEMERAL, FakeDiscord
 from tests.e2e.fakes.llm import Answer, FakeLLMServer
 
+FAILED = say("en", "platform.sorry")
+NOT_ALLOWED = say("en", "discord.not_allowed")
+NO_CONTENT_HINT = say("en", "discord.no_content")
 WAIT_S = 60.0  # guards against a hung test only; nothing is timed
 
 
@@ -346,7 +350,7 @@ async def test_commands_are_synced_once_even_when_the_gateway_reconnects(tmp_pat
         fake = env.fake
         names = sorted(c["name"] for c in fake.synced["global"])
         assert names == sorted(["start", "help", "new", "why", "memories", "forget",
-                                "memory_off", "memory_on", "export", "stats", "timezone"])
+                                "memory_off", "memory_on", "export", "stats", "timezone", "language"])
         await fake.drop_connection()  # resumed: no new READY
         await until(lambda: fake.resumes)
         one(await env.say(people["ana"], "after a resume"))

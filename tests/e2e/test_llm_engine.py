@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from adapters.llm import CUT_OFF_NOTE, AnthropicChatModel, OpenAICompatChatModel, RetryPolicy
-from bot.engine import MODEL_DOWN_REPLY
+from i18n import say
 from memory.types import Role
 from tests.conftest import make_harness
 from tests.e2e.fakes.llm import Answer, Fail, FakeLLMServer, StreamError
@@ -87,7 +87,7 @@ async def test_unreachable_model_keeps_the_message_and_stores_no_reply(provider,
     server.push(Fail(529, "overloaded_error"), StreamError("overloaded_error", "Half an"),
                 Fail(503))
     replies = await h.say("hello")
-    assert replies == [MODEL_DOWN_REPLY]
+    assert replies == [say("en", "engine.model_down")]
     assert "I can't reach the model right now; your message is saved" in replies[0]
     assert await roles(h) == [Role.USER]
     assert len(server.requests) == 3

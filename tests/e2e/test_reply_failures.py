@@ -14,7 +14,7 @@ from adapters.embedders import HashingEmbedder
 from adapters.llm._retry import RetryPolicy
 from adapters.llm.anthropic import AnthropicChatModel
 from bot.app import build_app
-from bot.engine import MISCONFIGURED_REPLY, MODEL_DOWN_REPLY
+from i18n import say
 from bot.settings import Settings
 from memory.types import ChatKind, IncomingMessage, Role, ThreadKey
 from tests.e2e.fakes.llm import Answer, Fail, FakeLLMServer, Stall
@@ -43,7 +43,7 @@ async def test_a_stalled_model_is_cut_off_by_the_reply_deadline(tmp_path):
         first = asyncio.ensure_future(app.engine.handle(_msg("are you there?", 1)))
         second = asyncio.ensure_future(app.engine.handle(_msg("hello again", 2)))
         replies = await asyncio.wait_for(first, GUARD_S)
-        assert replies == [MODEL_DOWN_REPLY]
+        assert replies == [say("en", "engine.model_down")]
         llm.script.clear()  # the model is back
         assert await asyncio.wait_for(second, GUARD_S) == ["ok"]
     finally:
@@ -60,8 +60,8 @@ async def test_refused_credentials_are_a_configuration_error_logged_once(tmp_pat
                                retry=RetryPolicy(attempts=4, base_delay=0.01, max_delay=0.01))
     app = await _app(tmp_path, model)
     try:
-        assert await app.engine.handle(_msg("hi", 1)) == [MISCONFIGURED_REPLY]
-        assert await app.engine.handle(_msg("hi?", 2)) == [MISCONFIGURED_REPLY]
+        assert await app.engine.handle(_msg("hi", 1)) == [say("en", "engine.misconfigured")]
+        assert await app.engine.handle(_msg("hi?", 2)) == [say("en", "engine.misconfigured")]
         assert len(llm.requests) == 2  # not retried
     finally:
         await app.aclose()

@@ -16,13 +16,13 @@ import pytest
 
 from adapters.embedders import HashingEmbedder
 from adapters.models import OfflineChatModel
-from adapters.telegram import PRIVACY_NOTE, TelegramAdapter, TelegramConfig
-from adapters.telegram._adapter import MEDIA_REPLY, SORRY
+from adapters.telegram import TelegramAdapter, TelegramConfig
 from bot.app import build_app
 from bot.command_table import COMMAND_TABLE
 from bot.commands import COMMANDS
 from bot.runner import AdapterStarter, run_platforms
 from bot.settings import Settings
+from i18n import say
 from memory import streaming
 from memory.types import FactStatus, ModelReply
 from tests.e2e.fakes.telegram import FakeTelegram, visible_html
@@ -30,6 +30,9 @@ from tests.e2e.fakes.telegram import FakeTelegram, visible_html
 ALICE = FakeTelegram.user(11, "Alice")
 BOB = FakeTelegram.user(22, "Bob")
 GROUP = -1001
+PRIVACY_NOTE = say("en", "telegram.privacy_note")
+MEDIA_REPLY = say("en", "telegram.media_reply")
+SORRY = say("en", "platform.sorry")
 
 
 class Scripted(OfflineChatModel):

@@ -67,6 +67,7 @@ async def test_every_earlier_version_migrates_to_the_current_schema(tmp_path, ve
             turns = await store.session_turns(1)
             assert [t.text for t in turns] == ["I keep bees on the roof"]
             assert await store.due_messages("telegram") == []  # stored by an earlier version
+            assert (await store.get_user(1)).language is None  # no /language chosen yet
         if version >= 6:
             assert await store.update_state("telegram", "bot:1001") == "handled"
             assert await store.received_updates("telegram") == []

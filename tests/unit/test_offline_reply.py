@@ -9,13 +9,8 @@ import re
 from dataclasses import replace
 from datetime import timedelta
 
-from adapters.models import (
-    DISCLAIMER,
-    FACTS_HEADING,
-    HISTORY_HEADING,
-    NOTHING_RELATED,
-    offline_answer,
-)
+from adapters.models import offline_answer
+from i18n import say
 from memory.types import (
     ChatKind,
     Fact,
@@ -25,6 +20,11 @@ from memory.types import (
     RecalledItem,
 )
 from tests.conftest import T0, make_harness
+
+DISCLAIMER = say("en", "offline.disclaimer")
+FACTS_HEADING = say("en", "offline.facts_heading")
+HISTORY_HEADING = say("en", "offline.history_heading")
+NOTHING_RELATED = say("en", "offline.nothing_related")
 
 
 def answer(replies: list[str]) -> str:

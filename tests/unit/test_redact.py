@@ -1,6 +1,7 @@
 import pytest
 
-from memory.redact import describe_redaction, redact
+from bot.engine import redaction_note
+from memory.redact import redact
 
 
 @pytest.mark.parametrize("text, kind, secret", [
@@ -40,9 +41,9 @@ def test_ordinary_numbers_are_kept(text):
 
 
 def test_description_names_the_kinds_in_the_users_language():
-    assert "password" in describe_redaction(("password",), "en")
-    assert "密码" in describe_redaction(("password",), "zh")
-    assert describe_redaction((), "en") == ""
+    assert "password" in redaction_note(("password",), "en")
+    assert "密码" in redaction_note(("password",), "zh")
+    assert redaction_note((), "en") == ""
 
 
 # The privacy table: every secret is redacted, every look-alike is kept verbatim.
@@ -190,7 +191,7 @@ def test_tables_are_large_enough_and_bilingual():
 
 
 def test_new_kinds_are_described_in_chinese():
-    text = describe_redaction(("IBAN", "one-time code", "private key"), "zh")
+    text = redaction_note(("IBAN", "one-time code", "private key"), "zh")
     assert "验证码" in text and "私钥" in text and "IBAN" in text
 
 
