@@ -117,7 +117,7 @@ class ConversationEngine:
                     return cancelled + await self._dispatch(ctx, msg, text)
                 return await self._dispatch(ctx, msg, text)
             except StoreError as exc:
-                return [self._storage_failed(exc, self.language_of_reply(msg, text), msg,
+                return [self._storage_failed(exc, self.language_of_reply(msg, text, ctx), msg,
                                              saved=ctx is not None)]
             finally:
                 await self._after_turn(ctx)
@@ -146,12 +146,12 @@ class ConversationEngine:
         from bot.commands import run_command
 
         if not text:
-            return [say(self.language_of_reply(msg, text), "engine.empty_message")]
+            return [say(self.language_of_reply(msg, text, ctx), "engine.empty_message")]
         if text.startswith("/"):
             return await run_command(self, ctx, msg, text)
         if is_end_phrase(text):
             outcome = await self.close_conversation(ctx, reason="end_phrase")
-            return [say(self.language_of_reply(msg, text), f"engine.bye.{outcome}")]
+            return [say(self.language_of_reply(msg, text, ctx), f"engine.bye.{outcome}")]
         return await self._converse(ctx, msg, text)
 
     async def close_conversation(self, ctx: Context, *, reason: str) -> str:
@@ -188,7 +188,7 @@ class ConversationEngine:
 
     async def _converse(self, ctx: Context, msg: IncomingMessage, text: str) -> list[str]:
         cleaned = redact(text)
-        lang = self.language_of_reply(msg, cleaned.text)
+        lang = self.language_of_reply(msg, cleaned.text, ctx)
         try:
             turn, created = await self.memory.record_user_turn(
                 ctx, cleaned.text, at=msg.sent_at, speaker=msg.display_name,
@@ -334,7 +334,7 @@ class ConversationEngine:
             turn, answer = await self.memory.store.due_turn(ctx.thread.id, msg.platform_message_id)
             if turn is None:
                 return []
-            lang = self.language_of_reply(msg, turn.text)
+            lang = self.language_of_reply(msg, turn.text, ctx)
             if answer is not None:
                 return [answer]
             if self.memory.clock.now() - turn.created_at > LATE_ANSWER_LIMIT:
@@ -439,7 +439,7 @@ class ConversationEngine:
                 return []
             _, outcomes = await self.memory.edit_user_turn(
                 ctx, msg.platform_message_id, cleaned.text, derive_facts=derive_facts)
-            lang = self.language_of_reply(msg, cleaned.text)
+            lang = self.language_of_reply(msg, cleaned.text, ctx)
             return [note for o in outcomes if (note := _fact_note(o, lang))]
 
     async def pending_question(self, msg: IncomingMessage) -> str | None:
@@ -457,7 +457,7 @@ class ConversationEngine:
             ctx = await self.memory.context(msg)
             pending = self.pending.pop((ctx.thread.id, ctx.user.id), None)
             if pending is None:
-                return [say(self.language_of_reply(msg, ""), "engine.question_expired")]
+                return [say(self.language_of_reply(msg, "", ctx), "engine.question_expired")]
             if yes:
                 return [await pending.action()]
             return [say(pending.language, "engine.cancelled", description=pending.description)]
