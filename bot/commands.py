@@ -218,7 +218,7 @@ def _forgotten(result, lang: str) -> str:
     """The answer to a done ``/forget N``: every fact that went, and how many messages."""
     first, *earlier = result.fact_texts
     text = (say(lang, "forgotten.with_earlier", fact=fact_text(first),
-                earlier=say(lang, "list.semicolon").join(mid_sentence(t) for t in earlier))
+                earlier=say(lang, "list.semicolon").join(fact_text(t) for t in earlier))
             if earlier else say(lang, "forgotten.one", fact=fact_text(first)))
     if result.turns:
         text = say(lang, "forgotten.messages_they" if earlier else "forgotten.messages_it",

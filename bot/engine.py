@@ -502,6 +502,8 @@ def _incoming_text(msg: IncomingMessage) -> str:
 def _fact_note(outcome, lang: str) -> str:
     """One line telling the user what their turn changed in semantic memory ("" for nothing
     worth saying: candidates, and confirmations they did not ask for)."""
+    if outcome.fact is None:  # a candidate: nothing written yet
+        return ""
     fact = fact_text(outcome.fact.text)
     if outcome.status in ("written", "ended"):
         return say(lang, f"note.{outcome.status}", fact=fact)

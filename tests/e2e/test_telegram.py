@@ -384,7 +384,7 @@ async def test_an_edited_message_changes_the_fact_it_stated(env):
     [graz] = await env.facts(ALICE)
     await env.send(fake.edit(update, "remember that I live in Linz"))
     assert fake.sent(11)[-1] == ("Updated: The user lives in Linz "
-                                 "(before: The user lives in Graz)")
+                                 "(before: the user lives in Graz)")
     [linz] = await env.facts(ALICE)
     assert linz.text == "The user lives in Linz" and linz.id != graz.id
     # the old value came only from the edited text: it is deleted, not kept as history, and

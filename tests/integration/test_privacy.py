@@ -180,9 +180,12 @@ async def test_memories_all_shows_history_lines(tmp_path, clock):
     try:
         await _seed_alice(h)
         listing = (await h.say("/memories all", user="alice"))[0]
-        assert "History of" in listing
-        line = next(x for x in listing.splitlines() if "Vienna" in x and x.startswith("History"))
-        assert "until 2026-" in line and line.endswith("Linz")
+        lines = listing.splitlines()
+        start = lines.index("History of where the user lives:")
+        history = lines[start + 1:start + 3]  # one value per line, oldest first
+        assert history[0].startswith("   until 2026-") and history[0].endswith("Vienna")
+        assert history[1] == "   then: The user lives in Linz"
+        assert "History of primary language:" in lines
     finally:
         await _close(h)
 

@@ -286,7 +286,7 @@ async def test_notes_tell_the_user_what_changed(harness):
     assert (await harness.say("remember I live in Graz"))[0] == "Noted: The user lives in Graz"
     await harness.say("/new")
     reply = await harness.say("I moved to Linz")
-    assert reply[0] == "Updated: The user lives in Linz (before: The user lives in Graz)"
+    assert reply[0] == "Updated: The user lives in Linz (before: the user lives in Graz)"
 
 
 async def test_bulk_forget_deletes_every_fact_in_one_go(harness):
