@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from adapters.models import DISCLAIMER, FACTS_HEADING, NOTHING_RELATED
+from i18n import say
 from memory.profile import (
     PROFILE_TOKENS,
     about_the_user,
@@ -21,6 +21,10 @@ from memory.service import MemoryConfig
 from memory.tokens import HeuristicTokenCounter
 from memory.types import ChatKind, Fact, FactStatus, ModelReply
 from tests.conftest import T0, make_harness
+
+DISCLAIMER = say("en", "offline.disclaimer")
+FACTS_HEADING = say("en", "offline.facts_heading")
+NOTHING_RELATED = say("en", "offline.nothing_related")
 
 COUNTER = HeuristicTokenCounter()
 
