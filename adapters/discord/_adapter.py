@@ -13,10 +13,10 @@ import asyncio
 import io
 import logging
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any, Protocol
 
 import discord
@@ -27,6 +27,7 @@ from adapters.discord._reply import NO_MENTIONS, ReplyStream, keep_typing
 from adapters.discord._text import neutralise, pages, split_message
 from adapters.discord._views import ConfirmView, PagesView
 from adapters.commands import CommandTable
+from adapters.kept_updates import SEEN_KEEP, UpdateMarks
 from i18n import DEFAULT_LANGUAGE, language_of_code, say
 from memory import streaming
 from memory.episodes import is_end_phrase
@@ -44,9 +45,6 @@ CONTENT_INTENT_MISSING = (
 SEEN_MESSAGES = 10_000
 """Message ids remembered to drop a replayed MESSAGE_CREATE (a RESUME replays at most what
 was missed while disconnected; older replays are still caught by the unique turn index)."""
-SEEN_KEEP = timedelta(days=7)
-"""How long the store remembers a handled message's id (a redelivery across a restart)."""
-
 
 class Engine(Protocol):
     """What the adapter needs of ``bot.engine.ConversationEngine``."""
@@ -66,19 +64,8 @@ class Engine(Protocol):
     async def reply_language(self, msg: IncomingMessage) -> str: ...
 
 
-class Marks(Protocol):
-    """Where received messages are kept until handled (``memory.stores.sqlite.SQLiteStore``)."""
-
-    async def receive_updates(self, platform: str, updates: Sequence[tuple[str, str]],
-                              now: datetime) -> None: ...
-
-    async def update_state(self, platform: str, update_key: str) -> str | None: ...
-
-    async def received_updates(self, platform: str, prefix: str = "") -> list[tuple[str, str]]: ...
-
-    async def mark_update_handled(self, platform: str, update_key: str, now: datetime) -> None: ...
-
-    async def prune_seen_updates(self, before: datetime) -> int: ...
+Marks = UpdateMarks
+"""Where received messages are kept until handled (``adapters.kept_updates``)."""
 
 
 class DiscordAdapter:

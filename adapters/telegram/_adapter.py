@@ -20,7 +20,7 @@ import hmac
 import logging
 import secrets
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from contextlib import nullcontext
 from datetime import datetime, timedelta, timezone
 from typing import Protocol
@@ -47,6 +47,7 @@ from adapters.telegram._normalise import PLATFORM, Inbound, chat_kind, classify,
 from adapters.telegram._send import Sender, Target
 from adapters.telegram._stream import ReplyStream
 from adapters.commands import CommandTable
+from adapters.kept_updates import SEEN_KEEP, UpdateMarks
 from i18n import DEFAULT_LANGUAGE, LANGUAGES, language_of_code, say
 from memory import streaming
 from memory.errors import ConfigError, MemoryCoreError
@@ -55,7 +56,6 @@ from memory.types import ChatKind, IncomingMessage, ThreadKey
 log = logging.getLogger(__name__)
 
 ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
-SEEN_KEEP = timedelta(days=7)
 
 #: The note after ``/start`` while the bot's privacy mode is on (a message id of the catalogue).
 PRIVACY_NOTE = "telegram.privacy_note"
@@ -87,19 +87,9 @@ class Conversation(Protocol):
     async def reply_language(self, msg: IncomingMessage) -> str: ...
 
 
-class Marks(Protocol):
-    """Where the adapter keeps its few durable marks (``memory.stores.sqlite.SQLiteStore``)."""
-
-    async def receive_updates(self, platform: str, updates: Sequence[tuple[str, str]],
-                              now: datetime) -> None: ...
-
-    async def update_state(self, platform: str, update_key: str) -> str | None: ...
-
-    async def received_updates(self, platform: str, prefix: str = "") -> list[tuple[str, str]]: ...
-
-    async def mark_update_handled(self, platform: str, update_key: str, now: datetime) -> None: ...
-
-    async def prune_seen_updates(self, before: datetime) -> int: ...
+class Marks(UpdateMarks, Protocol):
+    """Where the adapter keeps its durable marks: received updates (``adapters.kept_updates``)
+    and blocked accounts (``memory.stores.sqlite.SQLiteStore``)."""
 
     async def set_account_blocked(self, platform: str, platform_user_id: str,
                                   at: datetime | None) -> None: ...

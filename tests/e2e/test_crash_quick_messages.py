@@ -65,9 +65,4 @@ async def test_quick_messages_killed_while_the_model_answers_the_first(tmp_path)
         suite.proc.proc.send_signal(signal.SIGTERM)
         assert await suite.proc.wait() == 0, suite.proc.stderr
     finally:
-        if suite.proc is not None:
-            suite.proc.kill()
-            if suite.proc.proc is not None:
-                await suite.proc.proc.wait()
-        await llm.close()
-        await telegram.close()
+        await suite.close()

@@ -70,6 +70,15 @@ class Suite:
         await self.proc.ready(self.port)
         return self.proc
 
+    async def close(self) -> None:
+        """Kill the bot if it still runs (waiting for it to go), then stop the fakes."""
+        if self.proc is not None:
+            self.proc.kill()
+            if self.proc.proc is not None:
+                await self.proc.proc.wait()
+        await self.llm.close()
+        await self.telegram.close()
+
     def say(self, user: dict, text: str) -> dict:
         update = self.telegram.private(user, text)
         if not text.startswith("/"):
@@ -221,9 +230,4 @@ async def test_sigkill_at_random_moments_loses_nothing_and_leaves_nothing(tmp_pa
               f"{len(suite.messages)} facts={len(suite.facts)} forgotten={len(suite.markers)} "
               f"completed backups checked={suite.backups_checked}: all passed")
     finally:
-        if suite.proc is not None:
-            suite.proc.kill()
-            if suite.proc.proc is not None:
-                await suite.proc.proc.wait()
-        await llm.close()
-        await telegram.close()
+        await suite.close()
