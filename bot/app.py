@@ -21,7 +21,15 @@ from bot.scheduler import MemoryScheduler
 from bot.settings import Settings
 from bot.usage import record_usage
 from memory.errors import ConfigError, StoreError
-from memory.ports import ChatModel, Clock, Embedder, SearchIndex, StructuredModel, SystemClock
+from memory.ports import (
+    ChatModel,
+    Clock,
+    Embedder,
+    SearchIndex,
+    Store,
+    StructuredModel,
+    SystemClock,
+)
 from memory.service import MemoryConfig, MemoryService
 from memory.stores.lancedb import LanceIndex
 from memory.stores.sqlite import SQLiteStore
@@ -35,7 +43,7 @@ class App:
     """The running product: stores, memory service, conversation engine and scheduler."""
 
     settings: Settings
-    store: SQLiteStore
+    store: Store
     index: SearchIndex
     memory: MemoryService
     engine: ConversationEngine
@@ -175,7 +183,7 @@ async def build_app(
                            config=memory_config(settings),
                            consolidation_model=consolidation_model(model),
                            on_model_usage=lambda user_id, reply, at: record_usage(
-                               store, user_id, reply, at))
+                               store.records, user_id, reply, at))
     scheduler = MemoryScheduler(memory=memory, idle_timeout_seconds=settings.idle_timeout_seconds,
                                 expire_days=settings.memory_expire_days,
                                 retention_days=settings.raw_turn_retention_days)

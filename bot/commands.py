@@ -38,7 +38,7 @@ async def cmd_new(engine, ctx: Context, arg: str, lang: str) -> list[str]:
 
 
 async def cmd_why(engine, ctx: Context, arg: str, lang: str) -> list[str]:
-    record = await engine.memory.store.load_prompt_record(ctx.thread.id, ctx.user.id)
+    record = await engine.memory.last_prompt_record(ctx)
     if record is None:
         return [say(lang, "why.none")]
     item_tokens = sum(item["tokens"] for item in record["items"])
@@ -264,8 +264,7 @@ async def cmd_memory_chat(engine, ctx: Context, msg: IncomingMessage, enabled: b
     if not msg.is_admin:
         return [say(lang, "memory_chat.not_admin")]
     memory = engine.memory
-    await memory.store.set_chat_memory(ctx.thread.key.platform, ctx.thread.key.chat_id, enabled,
-                                       memory.clock.now())
+    await memory.set_chat_memory(ctx, enabled)
     return [say(lang, "memory_chat.on" if enabled else "memory_chat.off")]
 
 
@@ -285,7 +284,7 @@ async def cmd_stats(engine, ctx: Context, arg: str, lang: str) -> list[str]:
     from bot.usage import STATS_DAYS, render_stats, utc_day
 
     now = engine.memory.clock.now()
-    rows = await engine.memory.store.model_usage(
+    rows = await engine.memory.model_usage(
         ctx.user.id, since_day=utc_day(now - timedelta(days=STATS_DAYS - 1)))
     return [render_stats(rows, today=now, lang=lang)]
 
@@ -301,7 +300,7 @@ async def cmd_timezone(engine, ctx: Context, arg: str, lang: str) -> list[str]:
     if zone is None:
         shown = name if len(name) <= 40 else name[:40] + "…"
         return [say(lang, "timezone.unknown", name=shown)]
-    await engine.memory.store.set_timezone(ctx.user.id, zone)
+    await engine.memory.set_timezone(ctx, zone)
     return [say(lang, "timezone.set", zone=zone)]
 
 
@@ -320,7 +319,7 @@ async def cmd_language(engine, ctx: Context, arg: str, lang: str) -> list[str]:
     if chosen is None or chosen != code.split("-")[0].split("_")[0]:
         shown = code if len(code) <= 20 else code[:20] + "…"
         return [say(lang, "language.unknown", code=shown)]
-    await engine.memory.store.set_language(ctx.user.id, chosen)
+    await engine.memory.set_language(ctx, chosen)
     return [say(chosen, "language.set", language=say(chosen, f"language.name.{chosen}"))]
 
 

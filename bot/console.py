@@ -88,20 +88,20 @@ def keep_history_in_step(engine: ConversationEngine, user: str, history,
     memory is off new lines stay out of its file. Returns the ``before_prompt`` hook for
     ``run_console`` that keeps ``history.persist`` in step with the memory switch (and
     ``language`` with the user's ``/language``)."""
-    store = engine.memory.store
+    memory = engine.memory
 
     async def forgot_everything(user_id: int) -> None:
-        row = await store.find_user("console", user)
+        row = await memory.find_user("console", user)
         if row is not None and row.id == user_id:
             history.clear()
 
     async def forgot_messages(user_id: int, texts: list[str]) -> None:
-        row = await store.find_user("console", user)
+        row = await memory.find_user("console", user)
         if row is not None and row.id == user_id:
             history.remove(texts)
 
     async def before_prompt() -> None:
-        row = await store.find_user("console", user)
+        row = await memory.find_user("console", user)
         history.persist = row is None or row.memory_enabled
         if language is not None:
             language.value = getattr(row, "language", None) or language.fallback

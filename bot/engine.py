@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from bot.command_table import COMMAND_TABLE
-from bot.usage import usage_statement
+from bot.usage import usage_entry
 from i18n import DEFAULT_LANGUAGE, language_of_code, message_ids, say
 from i18n.facts import fact_text, mid_sentence
 from memory.assembly import assemble
@@ -25,9 +25,9 @@ from memory.episodes import is_end_phrase
 from memory.errors import ModelError, ModelMisconfigured, StoreError
 from memory.facts import explicit_request
 from memory.ports import ChatModel
+from memory.records import NO_WRITES, HandledUpdate, PromptRecord, TurnWrites
 from memory.redact import redact
 from memory.service import Context, MemoryService
-from memory.stores.sqlite import SQLiteStore
 from memory.text import has_cjk, language_of, valid_text, without_direction_marks
 from memory.types import IncomingMessage, MemoryAnswerRequest, Role, ThreadKey, Turn
 
@@ -160,15 +160,7 @@ class ConversationEngine:
         retried), ``off`` (memory was off: nothing kept) or ``nothing`` (no session, or nothing
         in it to summarise). Replies to "bye" and ``/new`` must not claim a summary that does
         not exist."""
-        store = self.memory.store
-        session = await store.open_session(ctx.thread.id)
-        if session is None or not await self.memory.close_session(ctx, reason=reason):
-            return "nothing"
-        if await store.session_episode(session.id) is not None:
-            return "saved"
-        if any(w.session_id == session.id for w in await store.pending_work(thread_id=ctx.thread.id)):
-            return "later"
-        return "off" if not ctx.user.memory_enabled else "nothing"
+        return await self.memory.close_conversation(ctx, reason=reason)
 
     async def ingest(self, msg: IncomingMessage) -> None:
         """Store a recorded message without replying (replays of recorded conversations):
@@ -193,7 +185,7 @@ class ConversationEngine:
             turn, created = await self.memory.record_user_turn(
                 ctx, cleaned.text, at=msg.sent_at, speaker=msg.display_name,
                 platform_message_id=msg.platform_message_id,
-                statements=self._delivery_statements(ctx, msg),
+                writes=self._delivery_writes(msg),
             )
         except StoreError as exc:
             return [self._storage_failed(exc, lang, msg, saved=False)]
@@ -212,8 +204,7 @@ class ConversationEngine:
             if not ctx.user.memory_enabled and explicit_request(cleaned.text):
                 notes.append(say(lang, "engine.memory_off_note"))
             if any(o.status in ("written", "superseded") for o in outcomes) and (
-                    await self.memory.store.mark_consent_noted(ctx.user.id,
-                                                               self.memory.clock.now())):
+                    await self.memory.note_consent(ctx)):
                 notes.append(say(lang, "engine.consent_note"))
             replies = await self._reply(ctx, msg, cleaned.text, turn, lang)
         except StoreError as exc:
@@ -222,19 +213,16 @@ class ConversationEngine:
         return notes + replies + ([redaction] if redaction else [])
 
     @staticmethod
-    def _delivery_statements(ctx: Context, msg: IncomingMessage) -> list:
+    def _delivery_writes(msg: IncomingMessage) -> TurnWrites:
         """What the user turn's transaction also records for a platform message: its update
         as handled (``msg.update_key``: a redelivery is then ignored, and a message not yet
         stored is not) and a reply as due until the adapter says it was delivered
         (:meth:`replied`); a crash in between leaves the turn due, answered at start-up."""
-        statements = []
-        if msg.update_key is not None:
-            statements.append(SQLiteStore.update_handled_statement(
-                msg.thread.platform, msg.update_key))
-        if msg.platform_message_id is not None and msg.thread.platform in ("telegram",
-                                                                           "discord"):
-            statements.append(SQLiteStore.reply_due_statement(ctx.thread.id))
-        return statements
+        return TurnWrites(
+            handled_update=(HandledUpdate(msg.thread.platform, msg.update_key)
+                            if msg.update_key is not None else None),
+            reply_due=(msg.platform_message_id is not None
+                       and msg.thread.platform in ("telegram", "discord")))
 
     async def _reply(self, ctx: Context, msg: IncomingMessage, text: str, turn: Turn,
                      lang: str) -> list[str]:
@@ -278,8 +266,8 @@ class ConversationEngine:
         now = self.memory.clock.now()
         # the usage row and the /why record go in the reply turn's transaction: one write
         # instead of three (docs/benchmarks.md, third pass)
-        statements = [usage_statement(ctx.user.id, reply, now), SQLiteStore.prompt_record_statement(
-            ctx.thread.id, ctx.user.id, {
+        usage = usage_entry(ctx.user.id, reply, now)
+        record = PromptRecord(ctx.thread.id, ctx.user.id, {
                 "items": [{"key": i.key, "kind": i.kind.value, "score": round(i.score, 3),
                            "tokens": i.tokens, "session_id": i.source_session_id,
                            "created_at": i.created_at.isoformat() if i.created_at else None,
@@ -291,18 +279,17 @@ class ConversationEngine:
                 "working_turns": len(window),
                 "working_tokens": working_tokens,
                 "model": reply.model,
-            }, now)]
+            }, now)
         answer = reply.text.strip()
         if answer:
-            # what the reply was derived from, so that forgetting an item takes it along
-            statements.append(SQLiteStore.recalled_statement(
-                ctx.thread.id, [i.key for i in prompt.recalled]))
+            # with what the reply was derived from, so that forgetting an item takes it along
             await self.memory.record_assistant_turn(
-                ctx, answer, at=now, generated_by=reply.model, statements=statements)
+                ctx, answer, at=now, generated_by=reply.model, writes=TurnWrites(
+                    usage=usage, prompt_record=record,
+                    recalled=tuple(i.key for i in prompt.recalled)))
         else:
-            await self.memory.store.run_statements(statements)
-        if any(w.kind == "fold" for w in await self.memory.store.pending_work(
-                thread_id=ctx.thread.id, due_at=self.memory.clock.now())):
+            await self.memory.record_reply(usage=usage, prompt_record=record)
+        if await self.memory.fold_due(ctx.thread.id):
             self.memory.consolidate_in_background(ctx.thread.id)  # off the reply path
         return [answer or say(lang, "engine.empty_answer")]
 
@@ -314,7 +301,7 @@ class ConversationEngine:
         if msg.platform_message_id is None:
             return
         try:
-            await self.memory.store.reply_delivered(msg.thread, msg.platform_message_id)
+            await self.memory.reply_delivered(msg.thread, msg.platform_message_id)
         except StoreError as exc:
             log.warning("could not record a delivered reply thread=%s: %s", msg.thread, exc)
 
@@ -322,7 +309,7 @@ class ConversationEngine:
         """The stored messages of ``platform`` whose answer was never delivered (the process
         stopped in between), oldest first, rebuilt as the adapter gave them. Adapters queue
         :meth:`answer_due` for each before taking new input of its thread."""
-        return await self.memory.store.due_messages(platform)
+        return await self.memory.due_messages(platform)
 
     async def answer_due(self, msg: IncomingMessage) -> list[str]:
         """Answer a message left due by a crash: the stored answer when it was written but
@@ -331,7 +318,7 @@ class ConversationEngine:
         result and calls :meth:`replied`."""
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
-            turn, answer = await self.memory.store.due_turn(ctx.thread.id, msg.platform_message_id)
+            turn, answer = await self.memory.due_turn(ctx, msg.platform_message_id)
             if turn is None:
                 return []
             lang = self.language_of_reply(msg, turn.text, ctx)
@@ -341,7 +328,7 @@ class ConversationEngine:
                 head = turn.text if len(turn.text) <= 60 else turn.text[:59] + "…"
                 return [say(lang, "engine.answer_lost", text=head)]
             try:
-                if not await self.memory.store.turn_has_memory(turn.id):
+                if not await self.memory.turn_has_memory(turn.id):
                     await self.memory.remember(ctx, turn)
                 return await self._reply(ctx, msg, turn.text, turn, lang)
             except StoreError as exc:
@@ -355,11 +342,10 @@ class ConversationEngine:
         from the stored turns, not from this process: true until the open session's recent
         turns (folded ones too, whatever the window's token bound) hold a reply of this model,
         so it survives a restart and starts over with each session."""
-        _, recent = await self.memory.store.working_turns(  # the hot cache working memory uses
-            ctx.thread.id, self.memory.config.max_working_messages * 3)
+        recent = await self.memory.recent_turns(ctx)  # the cache working memory uses
         first = not any(t.role is Role.ASSISTANT and t.generated_by == self.model.name
                         for t in recent)
-        facts = (await self.memory.store.facts_in_scope(ctx.user.id, ctx.scope)
+        facts = (await self.memory.facts_in_scope(ctx)
                  if ctx.user.memory_enabled and items else [])
         return MemoryAnswerRequest(items=tuple(items), threshold=self.memory.config.threshold,
                                    facts=tuple(facts), turn_id=turn_id, first_reply=first,
@@ -379,7 +365,7 @@ class ConversationEngine:
         """:meth:`language_of_reply` for ``msg`` as a platform adapter sees it (for the notes
         it words itself): the author's stored setting when they are known, without creating
         anything for an author who is not."""
-        user = await self.memory.store.find_user(msg.thread.platform, msg.platform_user_id)
+        user = await self.memory.find_user(msg.thread.platform, msg.platform_user_id)
         chosen = getattr(user, "language", None) if user is not None else None
         return chosen or self.language_of_reply(msg, _incoming_text(msg))
 
@@ -416,8 +402,8 @@ class ConversationEngine:
                     await self.memory.record_user_turn(
                         ctx, cleaned.text, at=msg.sent_at, speaker=msg.display_name,
                         platform_message_id=msg.platform_message_id,
-                        statements=[SQLiteStore.update_handled_statement(
-                            msg.thread.platform, msg.update_key)] if msg.update_key else ())
+                        writes=TurnWrites(handled_update=HandledUpdate(
+                            msg.thread.platform, msg.update_key)) if msg.update_key else NO_WRITES)
             except StoreError as exc:  # nobody asked; nobody to tell
                 log.error("storage failed keeping a group message thread=%s:%s (%s): %s",
                           msg.thread.platform, msg.thread.chat_id, exc.reason, exc)

@@ -66,8 +66,8 @@ async def find_user(store: SQLiteStore, who: str):
     """The user named by ``platform:id`` (``telegram:ID``, ``discord:ID``, ``console:NAME``)
     or an internal id. Raises :class:`UnknownUser`."""
     platform, sep, ident = who.partition(":")
-    user = (await store.find_user(platform, ident) if sep
-            else await store.get_user(int(who)) if who.isdigit() else None)
+    user = (await store.identities.find_user(platform, ident) if sep
+            else await store.identities.get_user(int(who)) if who.isdigit() else None)
     if user is None:
         raise UnknownUser(who)
     return user
@@ -80,8 +80,8 @@ async def inspect_lines(store: SQLiteStore, who: str) -> list[str]:
         UnknownUser: no user matches ``who``.
     """
     user = await find_user(store, who)
-    rows = await store.user_rows(user.id)
-    records = await store.prompt_records_of(user.id)
+    rows = await store.privacy.user_rows(user.id)
+    records = await store.records.prompt_records_of(user.id)
     threads = {t["id"]: t for t in rows["threads"]}
     out: list[str] = []
 
@@ -115,7 +115,7 @@ async def inspect_lines(store: SQLiteStore, who: str) -> list[str]:
         n = sum(1 for turn in rows["turns"] if turn["thread_id"] == t["id"])
         sessions = sorted(sessions_of.get(t["id"], []), key=lambda s: s["id"])
         open_ = [s["id"] for s in sessions if not s["closed_at"]]
-        pending = await store.pending_work(thread_id=t["id"])
+        pending = await store.work.pending_work(thread_id=t["id"])
         out.append(f"  {chat(t['id'])}: {n} message(s); sessions "
                    f"{_span([s['id'] for s in sessions])}"
                    + (f" (open: {_span(open_)})" if open_ else "")

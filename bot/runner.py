@@ -68,7 +68,7 @@ async def start_telegram(settings: Settings, app: App) -> RunningAdapter:
         webhook_secret=secret.get_secret_value() if secret is not None else None,
         webhook_port=settings.telegram_webhook_port,
     )
-    adapter = TelegramAdapter(app.engine, config, marks=app.store,
+    adapter = TelegramAdapter(app.engine, config, marks=app.store.deliveries,
                               allows=lambda user_id: settings.allows("telegram", user_id))
     await adapter.start()
     return adapter

@@ -225,7 +225,7 @@ class MemoryScheduler:
         if not self.running:
             return
         try:
-            session = await self.memory.store.open_session(ctx.thread.id)
+            session = await self.memory.open_session(ctx.thread.id)
             if session is None:
                 self.cancel(ctx.thread.id)
             else:

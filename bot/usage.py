@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 from adapters.llm.pricing import PRICES_CHECKED, cost_usd
 from i18n import say
-from memory.records import UsageRow
-from memory.stores.sqlite import SQLiteStore, Statement
+from memory.ports import RecordStore
+from memory.records import UsageEntry, UsageRow
 from memory.types import ModelReply
 
 STATS_DAYS = 30
@@ -20,20 +20,22 @@ def utc_day(at: datetime) -> str:
     return at.astimezone(timezone.utc).date().isoformat()
 
 
-async def record_usage(store: SQLiteStore, user_id: int, reply: ModelReply, at: datetime) -> None:
+async def record_usage(records: RecordStore, user_id: int, reply: ModelReply,
+                       at: datetime) -> None:
     """Add one call's reported usage (and its cost, when the model has a price) to the user's
     totals for the UTC day of ``at``."""
-    await store.run_statements([usage_statement(user_id, reply, at)])
+    await records.add_model_usage(usage_entry(user_id, reply, at))
 
 
-def usage_statement(user_id: int, reply: ModelReply, at: datetime) -> Statement:
-    """:func:`record_usage` as a statement, to store with the reply's turn in one transaction
-    (``SQLiteStore.add_turn(statements=...)``)."""
+def usage_entry(user_id: int, reply: ModelReply, at: datetime) -> UsageEntry:
+    """One call's reported usage and its cost (when the model has a price), for the user's
+    totals of the UTC day of ``at``: recorded on its own (``MemoryService.record_usage``) or
+    with the reply's turn in one transaction (``TurnWrites.usage``)."""
     tokens = {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
               "cache_creation_input_tokens": reply.cache_creation_input_tokens,
               "cache_read_input_tokens": reply.cache_read_input_tokens}
-    return SQLiteStore.usage_statement(user_id, utc_day(at), reply.model,
-                                       cost_usd=cost_usd(reply.model, **tokens), **tokens)
+    return UsageEntry(user_id, utc_day(at), reply.model, cost_usd=cost_usd(reply.model, **tokens),
+                      **tokens)
 
 
 def _line(lang: str, label: str, calls: int, tin: int, tout: int, write: int, read: int,

@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from memory.service import MemoryService
-from memory.stores.sqlite import SQLiteStore
+from memory.ports import Store
 
 Expectations = dict[str, tuple[str, str]]
 """``{index key: (status, text)}`` as the index rows of a database should read."""
 
 
-async def index_expectations(store: SQLiteStore) -> Expectations:
+async def index_expectations(store: Store) -> Expectations:
     """The ``(status, text)`` every index row should have, by key, for the items in ``store``.
 
     Mirrors how :class:`memory.service.MemoryService` writes index rows: a fact's row carries its
@@ -30,11 +30,11 @@ async def index_expectations(store: SQLiteStore) -> Expectations:
     (``tests/integration/test_backup.py`` checks a live index against this).
     """
     expected: Expectations = {}
-    for fact, _scope in await store.all_facts():
+    for fact, _scope in await store.facts.all_facts():
         expected[f"fact:{fact.id}"] = (fact.status.value, fact.text)
-    for episode in await store.all_episodes():
+    for episode in await store.episodes.all_episodes():
         expected[f"episode:{episode.id}"] = ("active", MemoryService._episode_text(episode))
-    for rnd in await store.all_rounds():
+    for rnd in await store.episodes.all_rounds():
         expected[f"round:{rnd.id}"] = ("active", rnd.text)
     return expected
 

@@ -28,7 +28,8 @@ Output that is empty, unparsable, cut at ``max_tokens``, or fails validation fal
 rules' episode with ``source = "rules-fallback"`` (counted in :attr:`LLMConsolidator.stats`,
 logged) and no model facts. ``ModelRateLimited`` / ``ModelUnavailable`` propagate: the durable
 work record stays pending and is retried later; nothing is written before the call, and the
-result is applied in the transaction that completes the work (``SQLiteStore.complete_work``).
+result is applied in the transaction that completes the work
+(``memory.ports.WorkQueue.complete_work``).
 """
 
 from __future__ import annotations
@@ -52,10 +53,16 @@ from memory.facts import (
     is_correction,
     stable_statement,
 )
-from memory.ports import Embedder, ScopeFilter, SearchIndex, StructuredModel
+from memory.ports import (
+    Embedder,
+    FactStore,
+    IdentityStore,
+    ScopeFilter,
+    SearchIndex,
+    StructuredModel,
+)
 from memory.redact import redact
 from memory.records import EpisodeDraft, FactOp, ThreadRow
-from memory.stores.sqlite import SQLiteStore
 from memory.text import (
     has_cjk,
     language_of,
@@ -380,7 +387,8 @@ class LLMConsolidator:
 
     Args:
         model: the consolidation model (``CONSOLIDATION_MODEL`` on Claude).
-        store, index, embedder: the memory core's ports (nearest facts, duplicate checks).
+        facts, identities, index, embedder: the memory core's ports (nearest facts, the
+            speakers' time zones, duplicate checks).
         default_timezone: IANA zone for users who set none (dates in facts).
         max_tokens: output cap of one call.
         on_usage: awaited with ``(user_id, reply, at)`` after every call that answered (the app
@@ -394,13 +402,14 @@ class LLMConsolidator:
             ``facts:<action>`` (decisions applied).
     """
 
-    def __init__(self, *, model: StructuredModel, store: SQLiteStore, index: SearchIndex,
-                 embedder: Embedder, default_timezone: str = "UTC",
+    def __init__(self, *, model: StructuredModel, facts: FactStore, identities: IdentityStore,
+                 index: SearchIndex, embedder: Embedder, default_timezone: str = "UTC",
                  max_tokens: int = MAX_OUTPUT_TOKENS,
                  on_usage: Callable[[int, ModelReply, datetime], Awaitable[None]] | None = None,
                  ) -> None:
         self.model = model
-        self.store = store
+        self.facts = facts
+        self.identities = identities
         self.index = index
         self.embedder = embedder
         self.default_timezone = default_timezone
@@ -425,9 +434,9 @@ class LLMConsolidator:
         if rules is None or not turns:
             return Plan(rules, SOURCE_RULES)
         batch_ids = {t.id for t in turns}
-        facts_here = await self.store.facts_of_thread(thread.id)
+        facts_here = await self.facts.facts_of_thread(thread.id)
         handled = {i for f in facts_here for i in f.source_turn_ids if i in batch_ids}
-        flagged = await self.store.candidate_turn_ids(batch_ids)
+        flagged = await self.facts.candidate_turn_ids(batch_ids)
         picked = pick_candidates(turns, private=thread.chat_kind is ChatKind.PRIVATE,
                                  flagged=flagged, handled=handled)
         user_turns = [t for t in turns if t.role is Role.USER and t.text.strip()]
@@ -483,7 +492,7 @@ class LLMConsolidator:
 
     async def _tz(self, user_id: int, cache: dict[int, str]) -> str:
         if user_id not in cache:
-            user = await self.store.get_user(user_id)
+            user = await self.identities.get_user(user_id)
             cache[user_id] = (user.timezone if user and user.timezone else self.default_timezone)
         return cache[user_id]
 
@@ -506,7 +515,7 @@ class LLMConsolidator:
                 where=ScopeFilter(scope=str(scope), owner=str(cand.turn.user_id)))
             ids = [h.item_id for h in sorted(hits, key=lambda h: -(h.cosine or 0))
                    if h.kind is ItemKind.FACT]
-            facts = await self.store.get_facts(ids)
+            facts = await self.facts.get_facts(ids)
             cand.nearest = [facts[i] for i in ids if i in facts
                             and facts[i].status is FactStatus.ACTIVE][:NEAREST_FACTS]
         return out
@@ -629,7 +638,7 @@ class LLMConsolidator:
         hits = await self.index.search(
             vector=vector, text="", limit=8,
             where=ScopeFilter(scope=str(scope), owner=str(cand.turn.user_id)))
-        facts = await self.store.get_facts([h.item_id for h in hits if h.kind is ItemKind.FACT])
+        facts = await self.facts.get_facts([h.item_id for h in hits if h.kind is ItemKind.FACT])
         cal = self.embedder.calibration
         for hit in sorted(hits, key=lambda h: -(h.cosine or 0)):
             fact = facts.get(hit.item_id) if hit.kind is ItemKind.FACT else None

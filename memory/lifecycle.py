@@ -1,9 +1,9 @@
 """Memory life-cycle policy: when a session is idle, which facts fade, which turns expire.
 
 Pure functions of data and ``now`` (aware UTC datetimes), no I/O and no scheduler: the bot's
-scheduler decides *when* to ask, these functions decide *what* is due, and ``SQLiteStore``
-mirrors the same comparisons in SQL (timestamps are stored as UTC ISO-8601 text with
-microseconds, so string order is time order). The rules: a session is
+scheduler decides *when* to ask, these functions decide *what* is due, and the stores mirror
+the same comparisons in their conditional writes (SQLite in SQL: timestamps are stored as UTC
+ISO-8601 text with microseconds, so string order is time order). The rules: a session is
 closed by the idle timeout and a fact unused for ``MEMORY_EXPIRE_DAYS`` is archived; the
 settings ``IDLE_TIMEOUT_SECONDS``, ``MEMORY_EXPIRE_DAYS`` and ``RAW_TURN_RETENTION_DAYS`` (README,
 "Configuration") set the limits.

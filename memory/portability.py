@@ -67,7 +67,7 @@ def _chains(facts: list[dict]) -> None:
 
 
 def build_document(rows: dict[str, list[dict]], now: datetime) -> dict:
-    """Turn :meth:`SQLiteStore.user_rows` into the export document."""
+    """Turn :meth:`memory.ports.PrivacyStore.user_rows` into the export document."""
     (user,) = rows["users"]
     doc = {
         "format": FORMAT, "version": VERSION, "exported_at": now.astimezone(timezone.utc).isoformat(),
@@ -164,7 +164,7 @@ def _check_rows(doc: dict) -> None:
 
 
 def parse_document(doc: dict) -> dict[str, list[dict]]:
-    """Check an export document and return the rows for :meth:`SQLiteStore.load_user_rows`.
+    """Check an export document and return the rows for :meth:`memory.ports.PrivacyStore.load_user_rows`.
 
     Every row is checked before anything is written: required fields present and valid
     (ISO-8601 times with a zone, known roles, statuses and chat kinds, text as strings) and

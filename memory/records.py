@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory.types import ChatKind, KeyDatum, Scope, ThreadKey
+from memory.types import ChatKind, Episode, KeyDatum, Round, Scope, ThreadKey
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,3 +177,114 @@ class UsageRow:
     cache_creation_input_tokens: int
     cache_read_input_tokens: int
     cost_usd: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageEntry:
+    """One model call's reported usage, added to its user's totals for one UTC day and model.
+
+    Token counts are as the provider reported them (0 when unknown); ``cost_usd`` is None when
+    the model has no known price (a day's cost is the sum over the calls whose price was known).
+    """
+
+    user_id: int
+    day: str  # YYYY-MM-DD, UTC
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptRecord:
+    """What the model saw for a user's last reply in a thread (``/why``): one per user and
+    thread, replaced by the next. ``payload`` is a JSON-serialisable dict (the recalled items
+    with their scores and tokens, the memory and working-memory totals, the model)."""
+
+    thread_id: int
+    user_id: int
+    payload: dict
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class HandledUpdate:
+    """A platform delivery marked handled (its kept payload dropped) in the transaction that
+    stores what it carried; ``at`` None = the wall clock at the write."""
+
+    platform: str
+    key: str
+    at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnWrites:
+    """What a turn's own transaction records besides the turn, all or nothing with it (one
+    write instead of several). None of it runs for a redelivered turn (one already stored).
+
+    Attributes:
+        handled_update: the platform delivery that carried the user turn, now handled.
+        reply_due: the user turn waits for its answer to be delivered (until
+            ``reply_delivered``; a crash in between leaves it due, answered at start-up).
+        usage: the model call that produced the assistant turn.
+        prompt_record: the ``/why`` record of the reply.
+        recalled: the memory keys the reply's prompt was shown (what the reply was derived
+            from: forgetting one of them deletes the reply); None: not recorded.
+    """
+
+    handled_update: HandledUpdate | None = None
+    reply_due: bool = False
+    usage: UsageEntry | None = None
+    prompt_record: PromptRecord | None = None
+    recalled: tuple[str, ...] | None = None
+
+
+NO_WRITES = TurnWrites()
+"""A turn stored on its own."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkOutcome:
+    """What one consolidation job writes, in the one transaction that marks it done.
+
+    Attributes:
+        session_id: the job's session.
+        scope: where the episode and rounds belong (None: nothing to keep, e.g. a private
+            thread without a user turn).
+        episode: the session's episode, inserted or updated in place (one per session: a fold
+            updates the running episode, the close finishes it); None keeps what is stored.
+        rounds: new rounds of the turns consolidated.
+        started_at, ended_at: the episode's span (aware UTC).
+        now: when the job completes.
+        drop_turn_ids: turns to delete (said with memory off).
+        folded_through: a fold's new fold mark (the last turn folded); None for a close.
+        fact_ops: the consolidation model's validated fact decisions.
+        episode_source: who wrote the episode (``llm``, ``rules-fallback``) when a
+            consolidation model was asked; None when none was.
+    """
+
+    session_id: int
+    scope: Scope | None
+    episode: EpisodeDraft | None
+    rounds: tuple[RoundDraft, ...]
+    started_at: datetime
+    ended_at: datetime
+    now: datetime
+    drop_turn_ids: tuple[int, ...] = ()
+    folded_through: int | None = None
+    fact_ops: tuple[FactOp, ...] = ()
+    episode_source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkResult:
+    """What completing a job stored: the episode (None when none was written), the rounds and
+    the facts whose index rows must be rewritten (added and superseded by ``fact_ops``).
+    ``done`` is False when the job was already done (nothing was written: exactly once)."""
+
+    done: bool
+    episode: Episode | None = None
+    rounds: tuple[Round, ...] = ()
+    changed_facts: tuple[int, ...] = ()

@@ -47,10 +47,9 @@ from memory.facts import (
     request_clauses,
     stable_statement,
 )
-from memory.ports import Embedder, ScopeFilter, SearchIndex
+from memory.ports import ConversationStore, Embedder, FactStore, ScopeFilter, SearchIndex
 from memory.records import ThreadRow
 from memory.statements import bare_value, constraint, endings, ends, keys_match, open_attributes
-from memory.stores.sqlite import SQLiteStore
 from memory.text import has_cjk, language_of, normalise
 from memory.topics import CONSTRAINT_TOPICS, match_topics, not_allergic_to
 from memory.types import Fact, FactStatus, ItemKind, Scope, Turn
@@ -80,8 +79,10 @@ class SemanticWriter:
     """Writes facts for user turns (see module docstring). Returns outcomes; the caller updates
     the search index for ``changed`` facts."""
 
-    def __init__(self, *, store: SQLiteStore, embedder: Embedder, index: SearchIndex) -> None:
-        self.store = store
+    def __init__(self, *, facts: FactStore, conversations: ConversationStore,
+                 embedder: Embedder, index: SearchIndex) -> None:
+        self.facts = facts
+        self.conversations = conversations
         self.embedder = embedder
         self.index = index
 
@@ -98,7 +99,7 @@ class SemanticWriter:
             return []  # a fact about a secret we did not keep would be empty or misleading
         outcomes: list[FactOutcome] = []
         w = _Write(self, user_id=user_id, scope=scope, thread=thread, turn=turn, now=now, lang=lang)
-        known = {f.topic for f in await self.store.active_facts(user_id, scope) if f.topic}
+        known = {f.topic for f in await self.facts.active_facts(user_id, scope) if f.topic}
 
         # a request may hold several statements, each a fact ("my favourite colour is blue and
         # I like jazz"); other turns are read sentence by sentence, questions and quotes left out
@@ -228,7 +229,8 @@ class _Write:
 
     def __init__(self, owner: SemanticWriter, *, user_id: int, scope: Scope, thread: ThreadRow,
                  turn: Turn, now: datetime, lang: str) -> None:
-        self.store = owner.store
+        self.facts = owner.facts
+        self.conversations = owner.conversations
         self.embedder = owner.embedder
         self.index = owner.index
         self.user_id = user_id
@@ -240,7 +242,7 @@ class _Write:
 
     async def _add(self, text: str, *, kind: str, topic: str | None, value: str | None,
                    mode: str, sources: Sequence[int], supersedes: Sequence[int] = ()) -> Fact:
-        return await self.store.add_fact(
+        return await self.facts.add_fact(
             user_id=self.user_id, kind=kind, text=text, topic=topic, origin=self.thread,
             source_turn_ids=sources, lang=self.lang, scope=self.scope, now=self.now,
             valid_from=self.turn.created_at, value=value, mode=mode, supersedes=supersedes)
@@ -249,11 +251,11 @@ class _Write:
         """End the active facts ``phrase`` names (``memory.statements.ends``); allergies end
         only when named as such (``end_topic``)."""
         out = []
-        for fact in await self.store.active_facts(self.user_id, self.scope):
+        for fact in await self.facts.active_facts(self.user_id, self.scope):
             if (fact.topic or "").startswith("allergy:"):
                 continue
             if ends(phrase, fact.text, fact.value):
-                if await self.store.end_fact(fact.id, self.user_id, self.turn.created_at):
+                if await self.facts.end_fact(fact.id, self.user_id, self.turn.created_at):
                     out.append(FactOutcome("ended", fact, explicit=True))
         return out
 
@@ -261,15 +263,15 @@ class _Write:
         """End the active facts on the topic ``key`` (``allergy:peanuts``): the user said it no
         longer holds."""
         out = []
-        for fact in await self.store.active_facts(self.user_id, self.scope, topic=key):
-            if await self.store.end_fact(fact.id, self.user_id, self.turn.created_at):
+        for fact in await self.facts.active_facts(self.user_id, self.scope, topic=key):
+            if await self.facts.end_fact(fact.id, self.user_id, self.turn.created_at):
                 out.append(FactOutcome("ended", fact, explicit=True))
         return out
 
     async def claim(self, claim: Claim, *, assertive: bool) -> FactOutcome | None:
         """Write, confirm or supersede on ``claim``'s key (see the module docstring); None when
         it names an old value no fact holds."""
-        active = [f for f in await self.store.active_facts(self.user_id, self.scope) if f.topic]
+        active = [f for f in await self.facts.active_facts(self.user_id, self.scope) if f.topic]
         text, key = claim.text, claim.key
         if key is None:  # "I switched from Telekom to Vodafone": the fact whose value it was
             old = [f for f in active if f.value and ":" not in f.topic
@@ -284,12 +286,12 @@ class _Write:
             key = existing[-1].topic  # the stored key names the attribute
         for fact in existing:
             if fact.value == claim.value or normalise(fact.text) == normalise(text):
-                await self.store.confirm_fact(fact.id, self.turn.id, self.now)
+                await self.facts.confirm_fact(fact.id, self.turn.id, self.now)
                 return FactOutcome("confirmed", fact, explicit=assertive)
             if claim.topic is not None and claim.topic != "opinion" and \
                     has_cjk(fact.value or "") != has_cjk(claim.value) \
                     and await self._same_meaning(fact.text, text):
-                await self.store.confirm_fact(fact.id, self.turn.id, self.now)
+                await self.facts.confirm_fact(fact.id, self.turn.id, self.now)
                 return FactOutcome("confirmed", fact, explicit=assertive)
         if existing:
             fact = await self._add(text, kind=claim.kind, topic=key, value=claim.value,
@@ -305,9 +307,9 @@ class _Write:
     async def correct_last(self, shown: str) -> FactOutcome | None:
         """A correction that names only a value ("No wait, it's olives.", 不对，是5号柜):
         the newest single-valued fact written in this conversation gets it."""
-        session = await self.store.open_session(self.thread.id)
+        session = await self.conversations.open_session(self.thread.id)
         since = session.started_at if session is not None else self.turn.created_at
-        recent = [f for f in await self.store.active_facts(self.user_id, self.scope)
+        recent = [f for f in await self.facts.active_facts(self.user_id, self.scope)
                   if f.topic and ":" not in f.topic and f.value
                   and f.origin_thread_id == self.thread.id and f.created_at >= since]
         if not recent:
@@ -321,7 +323,7 @@ class _Write:
     async def free_form(self, text: str, *, kind: str) -> FactOutcome:
         twin = await self._near_duplicate(text)
         if twin is not None:
-            await self.store.confirm_fact(twin.id, self.turn.id, self.now)
+            await self.facts.confirm_fact(twin.id, self.turn.id, self.now)
             return FactOutcome("confirmed", twin, explicit=True)
         fact = await self._add(text, kind=kind, topic=None, value=None, mode="explicit",
                                sources=[self.turn.id])
@@ -332,7 +334,7 @@ class _Write:
         vector = (await self.embedder.embed_documents([first_person(text)]))[0]
         norm = normalise(text)
         matches = []
-        for row in await self.store.open_candidates(self.user_id, self.scope):
+        for row in await self.facts.open_candidates(self.user_id, self.scope):
             if row["session_id"] == self.turn.session_id:
                 continue
             same = (topic is not None and row["topic"] == topic and row["value"] == value) or \
@@ -343,7 +345,7 @@ class _Write:
             if same:
                 matches.append(row)
         if not matches:
-            await self.store.add_candidate(
+            await self.facts.add_candidate(
                 user_id=self.user_id, scope=self.scope, topic=topic, value=value, text=text,
                 norm=norm, lang=self.lang, vector=np.asarray(vector, np.float32).tobytes(),
                 session_id=self.turn.session_id, turn_id=self.turn.id, now=self.now)
@@ -351,12 +353,12 @@ class _Write:
         if topic is None:
             twin = await self._near_duplicate(text, vector=vector)
             if twin is not None:
-                await self.store.confirm_fact(twin.id, self.turn.id, self.now)
+                await self.facts.confirm_fact(twin.id, self.turn.id, self.now)
                 return FactOutcome("confirmed", twin)
         sources = sorted({r["turn_id"] for r in matches} | {self.turn.id})[-3:]
         fact = await self._add(text, kind=kind, topic=topic, value=value, mode="repetition",
                                sources=sources)
-        await self.store.consume_candidates([r["id"] for r in matches], self.now)
+        await self.facts.consume_candidates([r["id"] for r in matches], self.now)
         return FactOutcome("written", fact)
 
     def _close(self, a, b, *, a_cjk: bool, b_cjk: bool) -> bool:
@@ -375,7 +377,7 @@ class _Write:
             vector=vector, text="", where=ScopeFilter(scope=str(self.scope), owner=str(self.user_id)),
             limit=8)
         ids = [h.item_id for h in hits if h.kind is ItemKind.FACT]
-        facts = await self.store.get_facts(ids)
+        facts = await self.facts.get_facts(ids)
         for hit in sorted(hits, key=lambda h: -(h.cosine or 0)):
             fact = facts.get(hit.item_id) if hit.kind is ItemKind.FACT else None
             if fact is None or fact.topic is not None or fact.status is not FactStatus.ACTIVE:
@@ -383,7 +385,7 @@ class _Write:
             cut = self.embedder.calibration.duplicate_cut(has_cjk(fact.text), has_cjk(text))
             if normalise(fact.text) == norm or (cut is not None and (hit.cosine or 0) >= cut):
                 return fact
-        exact = [f for f in await self.store.active_facts(self.user_id, self.scope)
+        exact = [f for f in await self.facts.active_facts(self.user_id, self.scope)
                  if f.topic is None and normalise(f.text) == norm]
         return exact[0] if exact else None
 

@@ -1,9 +1,9 @@
 """The memory service: one front door to working, episodic and semantic memory.
 
-It writes turns, explicit facts, episodes and rounds to SQLite (the source of truth), keeps the
-LanceDB index in step (written by key after the SQLite commit, reconciled at start-up), recalls
-and packs memory for a prompt, and deletes on request. It never calls a chat platform or a
-language model; the conversation engine in ``bot/`` does.
+It writes turns, explicit facts, episodes and rounds to the store (``memory.ports.Store``: the
+source of truth), keeps the search index in step (written by key after the store's commit,
+reconciled at start-up), recalls and packs memory for a prompt, and deletes on request. It
+never calls a chat platform or a language model; the conversation engine in ``bot/`` does.
 """
 
 from __future__ import annotations
@@ -39,7 +39,15 @@ from memory.lifecycle import (
     is_idle,
     retention_cutoff,
 )
-from memory.ports import Clock, Embedder, ScopeFilter, SearchIndex, StructuredModel, TokenCounter
+from memory.ports import (
+    Clock,
+    Embedder,
+    ScopeFilter,
+    SearchIndex,
+    Store,
+    StructuredModel,
+    TokenCounter,
+)
 from memory.profile import PROFILE_TOKENS, as_of_session_start, profile_line, select_profile
 from memory.recall import (
     SEMANTIC_HEADER,
@@ -51,8 +59,21 @@ from memory.recall import (
 )
 from memory.semantic import FactOutcome, SemanticWriter
 from memory.stores.exports import ExportFiles
-from memory.records import EpisodeDraft, ForgetResult, PurgeRow, RoundDraft, ThreadRow, UserRow
-from memory.stores.sqlite import SQLiteStore, Statement
+from memory.records import (
+    NO_WRITES,
+    EpisodeDraft,
+    ForgetResult,
+    PromptRecord,
+    PurgeRow,
+    RoundDraft,
+    SessionRow,
+    ThreadRow,
+    TurnWrites,
+    UsageEntry,
+    UsageRow,
+    UserRow,
+    WorkOutcome,
+)
 from memory.text import has_cjk, language_of, normalise, search_text, search_tokens
 from memory.topics import match_topics, topic_terms
 from memory.types import (
@@ -68,6 +89,7 @@ from memory.types import (
     Role,
     Round,
     Scope,
+    ThreadKey,
     Turn,
 )
 from memory.working import select_window
@@ -281,7 +303,7 @@ class MemoryService:
     def __init__(
         self,
         *,
-        store: SQLiteStore,
+        store: Store,
         index: SearchIndex,
         embedder: Embedder,
         counter: TokenCounter,
@@ -296,10 +318,12 @@ class MemoryService:
         self.counter = counter
         self.clock = clock
         self.config = config
-        self.semantic = SemanticWriter(store=store, embedder=embedder, index=index)
+        self.semantic = SemanticWriter(facts=store.facts, conversations=store.conversations,
+                                       embedder=embedder, index=index)
         # LLM consolidation on top of the rules; None = rules only (offline)
         self.consolidator = LLMConsolidator(
-            model=consolidation_model, store=store, index=index, embedder=embedder,
+            model=consolidation_model, facts=store.facts, identities=store.identities,
+            index=index, embedder=embedder,
             default_timezone=config.default_timezone, on_usage=on_model_usage,
         ) if consolidation_model is not None else None
         self._work_locks: dict[int, asyncio.Lock] = {}
@@ -311,50 +335,81 @@ class MemoryService:
     async def context(self, msg: IncomingMessage) -> Context:
         """Resolve (creating on first sight) the user and thread of an incoming message."""
         now = self.clock.now()
-        user = await self.store.user_for_account(
+        user = await self.store.identities.user_for_account(
             msg.thread.platform, msg.platform_user_id, msg.display_name, now
         )
-        thread = await self.store.thread_for_key(msg.thread, msg.chat_kind, msg.chat_title, now)
+        thread = await self.store.identities.thread_for_key(msg.thread, msg.chat_kind, msg.chat_title, now)
         return Context(user=await self._chat_switch(user, thread), thread=thread)
 
     async def _chat_switch(self, user: UserRow, thread: ThreadRow) -> UserRow:
         """In a group whose admins ran ``/memory_off chat``, everyone there has memory off."""
         if user.memory_enabled and thread.chat_kind is ChatKind.GROUP and not (
-                await self.store.chat_memory_enabled(thread.key.platform, thread.key.chat_id)):
+                await self.store.identities.chat_memory_enabled(thread.key.platform, thread.key.chat_id)):
             return replace(user, memory_enabled=False)
         return user
 
     async def refresh(self, ctx: Context) -> Context:
         """Reload the user row (after ``/memory_on`` or ``/memory_off``)."""
-        user = await self.store.get_user(ctx.user.id)
+        user = await self.store.identities.get_user(ctx.user.id)
         return Context(user=await self._chat_switch(user, ctx.thread), thread=ctx.thread)
 
     async def record_user_turn(
         self, ctx: Context, text: str, *, at: datetime, speaker: str,
-        platform_message_id: str | None = None, statements: Sequence[Statement] = (),
+        platform_message_id: str | None = None, writes: TurnWrites = NO_WRITES,
     ) -> tuple[Turn, bool]:
-        """Store a user's (already redacted) turn, with ``statements`` (the delivery's
-        handled mark, a reply due) in the same transaction; returns ``(turn, created)``."""
-        return await self.store.add_turn(
+        """Store a user's (already redacted) turn, with ``writes`` (the delivery's handled
+        mark, a reply due) in the same transaction; returns ``(turn, created)``."""
+        return await self.store.conversations.add_turn(
             thread_id=ctx.thread.id, role=Role.USER, text=text, at=at, user_id=ctx.user.id,
             speaker=speaker, platform_message_id=platform_message_id,
             memory_off=not ctx.user.memory_enabled, tokens=self.counter.count(text),
-            fold_after=self._fold_bounds, statements=statements,
+            fold_after=self._fold_bounds, writes=writes,
         )
 
     async def record_assistant_turn(
         self, ctx: Context, text: str, *, at: datetime, generated_by: str,
-        statements: Sequence[Statement] = (),
+        writes: TurnWrites = NO_WRITES,
     ) -> Turn:
-        """Store the assistant's reply in the thread's open session, with ``statements``
-        (the reply's usage row and ``/why`` record) in the same transaction
-        (:meth:`SQLiteStore.add_turn`)."""
-        turn, _ = await self.store.add_turn(
+        """Store the assistant's reply in the thread's open session, with ``writes`` (the
+        reply's usage, ``/why`` record and recalled keys) in the same transaction
+        (:meth:`memory.ports.ConversationStore.add_turn`)."""
+        turn, _ = await self.store.conversations.add_turn(
             thread_id=ctx.thread.id, role=Role.ASSISTANT, text=text, at=at, speaker="Assistant",
             generated_by=generated_by, memory_off=not ctx.user.memory_enabled,
-            tokens=self.counter.count(text), fold_after=self._fold_bounds, statements=statements,
+            tokens=self.counter.count(text), fold_after=self._fold_bounds, writes=writes,
         )
         return turn
+
+    async def open_session(self, thread_id: int) -> SessionRow | None:
+        """The thread's open session, or None."""
+        return await self.store.conversations.open_session(thread_id)
+
+    async def recent_turns(self, ctx: Context) -> list[Turn]:
+        """The open session's newest turns (folded ones too; at most three windows' worth),
+        oldest first: the read working memory makes, from the same cache."""
+        _, recent = await self.store.conversations.working_turns(
+            ctx.thread.id, self.config.max_working_messages * 3)
+        return recent
+
+    async def close_conversation(self, ctx: Context, *, reason: str) -> str:
+        """Close the thread's open session and say what became of it: ``saved`` (its episode
+        is written), ``later`` (its consolidation is still pending, e.g. the model failed and
+        it is retried), ``off`` (memory was off: nothing kept) or ``nothing`` (no session, or
+        nothing in it to summarise)."""
+        session = await self.store.conversations.open_session(ctx.thread.id)
+        if session is None or not await self.close_session(ctx, reason=reason):
+            return "nothing"
+        if await self.store.episodes.session_episode(session.id) is not None:
+            return "saved"
+        if any(w.session_id == session.id
+               for w in await self.store.work.pending_work(thread_id=ctx.thread.id)):
+            return "later"
+        return "off" if not ctx.user.memory_enabled else "nothing"
+
+    async def fold_due(self, thread_id: int) -> bool:
+        """Whether a fold of the thread's open session is pending and due now."""
+        return any(w.kind == "fold" for w in await self.store.work.pending_work(
+            thread_id=thread_id, due_at=self.clock.now()))
 
     @property
     def _fold_bounds(self) -> tuple[int, int, int]:
@@ -364,7 +419,7 @@ class MemoryService:
     async def working_memory(self, ctx: Context) -> list[Turn]:
         """The prompt window of the thread: its open session's turns not yet folded into the
         running episode, within the bounds (the running episode itself is pinned by recall)."""
-        session, recent = await self.store.working_turns(  # hot cache: no SQLite read
+        session, recent = await self.store.conversations.working_turns(  # cached: no store read
             ctx.thread.id, self.config.max_working_messages * 3)
         if session is None:
             return []
@@ -393,7 +448,7 @@ class MemoryService:
                    ("written", "superseded", "ended")}
         changed |= {o.previous.id for o in outcomes if o.previous is not None}
         if changed:
-            facts = await self.store.get_facts(changed)
+            facts = await self.store.facts.get_facts(changed)
             await self.index.upsert(await self._fact_items(
                 [(f, self._fact_scope(f)) for f in facts.values()]))
         return outcomes
@@ -403,16 +458,20 @@ class MemoryService:
         return Scope.of_chat(fact.origin_kind, user_id=fact.user_id,
                              thread_id=fact.origin_thread_id)
 
+    async def facts_in_scope(self, ctx: Context) -> list[Fact]:
+        """The speaker's facts of the context's scope, every status, oldest first."""
+        return await self.store.facts.facts_in_scope(ctx.user.id, ctx.scope)
+
     async def facts_for(self, user_id: int, *, history: bool = False) -> list[Fact]:
         """A user's active facts (oldest first); with ``history`` also superseded and archived."""
         statuses = [FactStatus.ACTIVE]
         if history:
             statuses += [FactStatus.SUPERSEDED, FactStatus.ARCHIVED]
-        return await self.store.list_facts(user_id, statuses)
+        return await self.store.facts.list_facts(user_id, statuses)
 
     async def episodes_for(self, user_id: int) -> list[Episode]:
         """The episodes of a user's private conversations, newest first."""
-        return await self.store.episodes_in_scope(Scope.private(user_id))
+        return await self.store.episodes.episodes_in_scope(Scope.private(user_id))
 
     # ----------------------------------------------------------------- sessions and episodes
 
@@ -425,10 +484,10 @@ class MemoryService:
         """
         thread_id = (ctx_or_thread_id.thread.id if isinstance(ctx_or_thread_id, Context)
                      else ctx_or_thread_id)
-        session = await self.store.open_session(thread_id)
+        session = await self.store.conversations.open_session(thread_id)
         if session is None:
             return False
-        closed = await self.store.close_session(session.id, at or self.clock.now(), reason)
+        closed = await self.store.conversations.close_session(session.id, at or self.clock.now(), reason)
         await self.consolidate_pending(thread_id=thread_id)
         return closed
 
@@ -449,8 +508,8 @@ class MemoryService:
         """
         done = 0
         due_at = None if waiting_too else self.clock.now()
-        for work in await self.store.pending_work(thread_id=thread_id, due_at=due_at):
-            session = await self.store.get_session(work.session_id)
+        for work in await self.store.work.pending_work(thread_id=thread_id, due_at=due_at):
+            session = await self.store.conversations.get_session(work.session_id)
             lock = self._work_locks.setdefault(session.thread_id, asyncio.Lock())
             async with lock:
                 try:
@@ -466,7 +525,7 @@ class MemoryService:
                             "postponed" if expected else "failed", work.id, work.session_id,
                             work.attempts + 1, delay, exc, exc_info=not expected)
                     try:
-                        await self.store.fail_work(
+                        await self.store.work.fail_work(
                             work.id, f"{type(exc).__name__}: {exc}",
                             retry_after=self.clock.now() + timedelta(seconds=delay))
                     except StoreError as failed:  # the job stays pending as it was
@@ -483,7 +542,7 @@ class MemoryService:
         Returns:
             True when nothing of the thread's closing work is left pending.
         """
-        pending = await self.store.pending_work(thread_id=thread_id)
+        pending = await self.store.work.pending_work(thread_id=thread_id)
         closing = [w for w in pending if w.kind == "close"]
         if not closing:
             return True
@@ -500,7 +559,7 @@ class MemoryService:
                         thread_id, timeout)
             return False
         return not any(w.kind == "close"
-                       for w in await self.store.pending_work(thread_id=thread_id))
+                       for w in await self.store.work.pending_work(thread_id=thread_id))
 
     def consolidate_in_background(self, thread_id: int) -> None:
         """Start the thread's pending work (a fold) off the reply path; shutdown awaits it.
@@ -516,11 +575,11 @@ class MemoryService:
             await asyncio.gather(*list(self._background), return_exceptions=True)
 
     async def _run_work(self, work) -> bool:
-        if await self.store.work_done(work.id):  # another run got here first
+        if await self.store.work.work_done(work.id):  # another run got here first
             return False
-        session = await self.store.get_session(work.session_id)
-        thread = await self.store.get_thread(session.thread_id)
-        turns = [t for t in await self.store.session_turns(work.session_id)
+        session = await self.store.conversations.get_session(work.session_id)
+        thread = await self.store.identities.get_thread(session.thread_id)
+        turns = [t for t in await self.store.conversations.session_turns(work.session_id)
                  if t.id > session.folded_through]
         folding = work.kind == "fold"
         if folding:
@@ -528,15 +587,15 @@ class MemoryService:
             while 0 < cut < len(turns) and turns[cut].role is not Role.USER:
                 cut -= 1  # never split a message from its reply
             turns = turns[:cut]
-        dropped = [] if folding else [t.id for t in await self.store.session_turns(work.session_id)
+        dropped = [] if folding else [t.id for t in await self.store.conversations.session_turns(work.session_id)
                                       if t.memory_off]
         kept = [t for t in turns if not t.memory_off]
         scope = await self._session_scope(thread, work.session_id)
-        running = await self.store.session_episode(work.session_id)
+        running = await self.store.episodes.session_episode(work.session_id)
         previous = _draft_of(running) if running is not None else None
         carried = ()
         if previous is None:
-            last = await self.store.last_episode(thread.id)
+            last = await self.store.episodes.last_episode(thread.id)
             carried = last.open_tasks if last is not None and last.session_id != work.session_id else ()
         draft = None
         if scope and (kept or previous is not None):
@@ -551,11 +610,6 @@ class MemoryService:
                 thread=thread, scope=scope, turns=kept, rules=draft, previous=previous,
                 carried=carried, now=self.clock.now())
             draft = plan.draft
-        changed_facts: list[int] = []
-
-        async def apply_plan(tx) -> None:
-            changed_facts.extend(await self.store.apply_fact_ops(tx, plan.ops, self.clock.now()))
-            await self.store.set_episode_source(tx, work.session_id, plan.source)
         rounds = self._rounds(kept) if scope else []
         now = self.clock.now()
         started = running.started_at if running else (kept[0].created_at if kept else session.started_at)
@@ -563,14 +617,15 @@ class MemoryService:
         folded_through = (turns[-1].id if turns else session.folded_through) if folding else None
         if folding and not turns:
             folded_through = session.folded_through
-        episode, stored_rounds = await self.store.complete_work(
-            work_id=work.id, session_id=work.session_id, scope=scope, episode=draft,
-            rounds=rounds, started_at=started, ended_at=ended, now=now, drop_turn_ids=dropped,
-            folded_through=folded_through, apply=apply_plan if plan is not None else None,
-        )
+        result = await self.store.work.complete_work(work.id, WorkOutcome(
+            session_id=work.session_id, scope=scope, episode=draft, rounds=tuple(rounds),
+            started_at=started, ended_at=ended, now=now, drop_turn_ids=tuple(dropped),
+            folded_through=folded_through, fact_ops=plan.ops if plan is not None else (),
+            episode_source=plan.source if plan is not None else None))
+        episode, stored_rounds = result.episode, list(result.rounds)
         rows = []  # facts, episode and rounds, embedded in one call
-        if changed_facts:  # before the rounds: their keys include the facts drawn from them
-            facts = await self.store.get_facts(changed_facts)
+        if result.changed_facts:  # before the rounds: their keys include facts drawn from them
+            facts = await self.store.facts.get_facts(result.changed_facts)
             rows += self._fact_rows([(f, self._fact_scope(f)) for f in facts.values()])
         if episode is not None:
             rows += self._episode_rows([episode])
@@ -586,7 +641,7 @@ class MemoryService:
         for a private thread without a user turn (nothing to keep)."""
         if thread.chat_kind is not ChatKind.PRIVATE:
             return Scope.group(thread.id)
-        owner = next((t.user_id for t in await self.store.session_turns(session_id)
+        owner = next((t.user_id for t in await self.store.conversations.session_turns(session_id)
                       if t.role is Role.USER and t.user_id), None)
         return Scope.private(owner) if owner is not None else None
 
@@ -693,7 +748,7 @@ class MemoryService:
         (``_embed_head``): what the user said, and how the reply starts when that is short."""
         facts_by_turn: dict[int, list[str]] = {}
         for thread_id in {r.thread_id for r in rounds}:
-            for fact in await self.store.facts_of_thread(thread_id):
+            for fact in await self.store.facts.facts_of_thread(thread_id):
                 for turn_id in fact.source_turn_ids:
                     facts_by_turn.setdefault(turn_id, []).append(fact.text)
         said = await self._user_turns(rounds)
@@ -721,12 +776,8 @@ class MemoryService:
     async def _user_turns(self, rounds: Sequence[Round]) -> dict[int, Turn]:
         """The user turn each round starts with, by turn id (rounds of other shapes: absent)."""
         first = [r.turn_ids[0] for r in rounds if r.turn_ids]
-        said: dict[int, Turn] = {}
-        for start in range(0, len(first), 500):  # SQLite's limit on bound variables
-            for turn in await self.store.get_turns(first[start:start + 500]):
-                if turn.role is Role.USER:
-                    said[turn.id] = turn
-        return said
+        return {turn.id: turn for turn in await self.store.conversations.get_turns(first)
+                if turn.role is Role.USER}
 
     @staticmethod
     def _episode_text(episode: Episode, *, key_data_lines: int | None = None,
@@ -749,7 +800,7 @@ class MemoryService:
         return " ".join(parts)
 
     async def reconcile(self) -> tuple[int, int]:
-        """Bring the index in line with SQLite: add missing rows, delete rows SQLite lacks.
+        """Bring the index in line with the store: add missing rows, delete rows it lacks.
 
         Returns:
             ``(added, removed)`` row counts.
@@ -764,9 +815,9 @@ class MemoryService:
         await self.index.delete(extra)
         missing = {kind: [i for i in kind_ids if f"{kind}:{i}" not in have]
                    for kind, kind_ids in ids.items()}
-        episodes = await self.store.get_episodes(missing["episode"])
-        rounds = await self.store.get_rounds(missing["round"])
-        rows = self._fact_rows(await self.store.facts_with_scope(missing["fact"]))
+        episodes = await self.store.episodes.get_episodes(missing["episode"])
+        rounds = await self.store.episodes.get_rounds(missing["round"])
+        rows = self._fact_rows(await self.store.facts.facts_with_scope(missing["fact"]))
         rows += self._episode_rows([episodes[i] for i in sorted(episodes)])
         rows += await self._round_rows([rounds[i] for i in sorted(rounds)])
         for start in range(0, len(rows), RECONCILE_ROWS):  # one embedding call per chunk
@@ -851,9 +902,9 @@ class MemoryService:
             candidates = await self._with_own_facts(ctx, candidates)
         if ctx.thread.chat_kind is not ChatKind.PRIVATE:  # a group's named member
             candidates = _named_speaker_first(candidates, query)
-        pins = [await self.store.last_episode(ctx.thread.id)]
+        pins = [await self.store.episodes.last_episode(ctx.thread.id)]
         if exclude_session_id is not None:
-            pins.append(await self.store.session_episode(exclude_session_id))
+            pins.append(await self.store.episodes.session_episode(exclude_session_id))
         # a pinned episode is in the prompt whatever its score; its score is still the one it
         # earns for this query (0.0: not among the hits), so that /why and the offline reply
         # can tell whether it relates to the message (score >= SIMILARITY_THRESHOLD)
@@ -868,7 +919,7 @@ class MemoryService:
         if touch:  # a profile fact counts as recalled when the message matched it
             fact_ids = [int(i.key.split(":")[1]) for i in blocks.items if i.kind is ItemKind.FACT
                         and (not i.profile or i.score >= self.config.threshold)]
-            await self.store.touch_facts(fact_ids, self.clock.now())
+            await self.store.facts.touch_facts(fact_ids, self.clock.now())
         elapsed = (time.perf_counter() - started) * 1000
         log.info("recall thread=%s candidates=%d kept=%d items=%d tokens=%d ms=%.1f",
                  ctx.thread.id, len(hits), len(ranked), len(blocks.items), blocks.tokens, elapsed)
@@ -880,9 +931,9 @@ class MemoryService:
         by_kind: dict[ItemKind, list[int]] = {}
         for hit, _ in ranked:
             by_kind.setdefault(hit.kind, []).append(hit.item_id)
-        facts = await self.store.get_facts(by_kind.get(ItemKind.FACT, []))
-        episodes = await self.store.get_episodes(by_kind.get(ItemKind.EPISODE, []))
-        rounds = await self.store.get_rounds(by_kind.get(ItemKind.ROUND, []))
+        facts = await self.store.facts.get_facts(by_kind.get(ItemKind.FACT, []))
+        episodes = await self.store.episodes.get_episodes(by_kind.get(ItemKind.EPISODE, []))
+        rounds = await self.store.episodes.get_rounds(by_kind.get(ItemKind.ROUND, []))
         if fetched is not None:
             fetched.update(rounds)
         shown = await self._round_excerpts(rounds, query)  # long rounds as excerpts
@@ -913,8 +964,8 @@ class MemoryService:
         limit = min(self.config.profile_tokens, budget)
         if limit <= 0:
             return []
-        session = await self.store.get_session(session_id) if session_id is not None else None
-        facts = as_of_session_start(await self.store.facts_in_scope(ctx.user.id, ctx.scope),
+        session = await self.store.conversations.get_session(session_id) if session_id is not None else None
+        facts = as_of_session_start(await self.store.facts.facts_in_scope(ctx.user.id, ctx.scope),
                                     session.started_at if session is not None else None)
         chosen = select_profile(facts, budget_tokens=limit, counter=self.counter,
                                 header=SEMANTIC_HEADER)
@@ -932,7 +983,7 @@ class MemoryService:
         threshold (after what the question matched; ``pack`` keeps ``top_k`` facts), to a
         question about the speaker as a whole (``memory.focus.asks_about_the_user``)."""
         have = {c.key for c in candidates}
-        facts = [f for f in await self.store.active_facts(ctx.user.id, ctx.scope)
+        facts = [f for f in await self.store.facts.active_facts(ctx.user.id, ctx.scope)
                  if f"fact:{f.id}" not in have]
         added = []
         for fact in sorted(facts, key=lambda f: f.created_at, reverse=True):
@@ -970,15 +1021,78 @@ class MemoryService:
 
     async def set_memory(self, ctx: Context, enabled: bool) -> Context:
         """Persist ``/memory_on`` / ``/memory_off`` for the user; returns the refreshed context."""
-        await self.store.set_memory_enabled(ctx.user.id, enabled)
+        await self.store.identities.set_memory_enabled(ctx.user.id, enabled)
         log.info("memory %s user=%s", "on" if enabled else "off", ctx.user.id)
         return await self.refresh(ctx)
 
+    async def set_chat_memory(self, ctx: Context, enabled: bool) -> None:
+        """Persist ``/memory_off chat`` / ``/memory_on chat`` for the context's whole chat."""
+        await self.store.identities.set_chat_memory(
+            ctx.thread.key.platform, ctx.thread.key.chat_id, enabled, self.clock.now())
+
+    async def set_timezone(self, ctx: Context, zone: str | None) -> None:
+        """Persist the user's IANA time zone (``/timezone``); None returns to the default."""
+        await self.store.identities.set_timezone(ctx.user.id, zone)
+
+    async def set_language(self, ctx: Context, language: str | None) -> None:
+        """Persist the language the user chose for replies (``/language``: ``en``, ``zh``);
+        None returns to choosing by each message."""
+        await self.store.identities.set_language(ctx.user.id, language)
+
+    async def find_user(self, platform: str, platform_user_id: str) -> UserRow | None:
+        """The user behind a platform account, or None (never creates one)."""
+        return await self.store.identities.find_user(platform, platform_user_id)
+
+    async def note_consent(self, ctx: Context) -> bool:
+        """Record that the user was told facts are kept; True only the first time."""
+        return await self.store.identities.mark_consent_noted(ctx.user.id, self.clock.now())
+
+    # ----------------------------------------------------------------- usage and /why records
+
+    async def record_usage(self, entry: UsageEntry) -> None:
+        """Add one model call's usage to its user's totals (``/stats``)."""
+        await self.store.records.add_model_usage(entry)
+
+    async def record_reply(self, *, usage: UsageEntry | None,
+                           prompt_record: PromptRecord | None) -> None:
+        """The usage and ``/why`` record of a reply that stored no turn, in one write."""
+        await self.store.records.record_reply(usage=usage, prompt_record=prompt_record)
+
+    async def model_usage(self, user_id: int, *, since_day: str | None = None
+                          ) -> list[UsageRow]:
+        """A user's usage per UTC day and model, newest day first (from ``since_day``,
+        ``YYYY-MM-DD``, inclusive)."""
+        return await self.store.records.model_usage(user_id, since_day=since_day)
+
+    async def last_prompt_record(self, ctx: Context) -> dict | None:
+        """What the model saw for the user's last reply in this thread (``/why``), or None."""
+        return await self.store.records.load_prompt_record(ctx.thread.id, ctx.user.id)
+
+    # ----------------------------------------------------------------- replies due after a crash
+
+    async def reply_delivered(self, key: ThreadKey, platform_message_id: str) -> None:
+        """The answer to the user turn with this platform message id was delivered."""
+        await self.store.deliveries.reply_delivered(key, platform_message_id)
+
+    async def due_messages(self, platform: str) -> list[IncomingMessage]:
+        """The stored messages of ``platform`` whose answer is still due, oldest first."""
+        return await self.store.deliveries.due_messages(platform)
+
+    async def due_turn(self, ctx: Context, platform_message_id: str | None
+                       ) -> tuple[Turn | None, str | None]:
+        """The due user turn with this platform message id in the context's thread and the
+        answer stored after it (None when none was); ``(None, None)`` when none is due."""
+        return await self.store.deliveries.due_turn(ctx.thread.id, platform_message_id)
+
+    async def turn_has_memory(self, turn_id: int) -> bool:
+        """Whether semantic memory saw this turn (a fact or a candidate was drawn from it)."""
+        return await self.store.facts.turn_has_memory(turn_id)
+
     async def forget_fact(self, user_id: int, fact_id: int) -> ForgetResult:
         """Delete one fact of the user (with history, source turns and their rounds) from
-        SQLite and the index, and purge both from disk before returning (see
+        the store and the index, and purge both from disk before returning (see
         :meth:`finish_purges` for a purge a crash interrupted)."""
-        result = await self.store.delete_fact(user_id, fact_id, self.clock.now())
+        result = await self.store.privacy.delete_fact(user_id, fact_id, self.clock.now())
         await self._purge(result, user_id)
         return result
 
@@ -986,22 +1100,23 @@ class MemoryService:
         """The texts of the user's own messages :meth:`forget_fact` would delete now (so that
         copies kept outside the stores, the console's input history, can go first); deletes
         nothing."""
-        return await self.store.fact_deletion_messages(user_id, fact_id)
+        return await self.store.privacy.fact_deletion_messages(user_id, fact_id)
 
     async def forget_fact_preview(self, user_id: int, fact_id: int) -> list[Fact]:
         """The facts :meth:`forget_fact` would delete now: the fact first, then the earlier
         values of its topic it replaced; deletes nothing."""
-        return await self.store.fact_with_history(user_id, fact_id)
+        return await self.store.privacy.fact_with_history(user_id, fact_id)
 
     async def forget_all_preview(self, user_id: int) -> ForgetResult:
         """What :meth:`forget_all` would delete now, as counts (facts of every status, private
         and group episodes, rounds, messages); deletes nothing."""
-        return await self.store.forget_all_preview(user_id)
+        return await self.store.privacy.forget_all_preview(user_id)
 
     async def forget_all(self, user_id: int) -> ForgetResult:
-        """Delete everything of one user (see ``SQLiteStore.forget_all``) and purge it from
-        disk (index rows deleted and old versions cleaned, WAL truncated) before returning."""
-        result = await self.store.forget_all(user_id, self.clock.now())
+        """Delete everything of one user (``memory.ports.PrivacyStore.forget_all``) and purge
+        it from disk (index rows deleted and old versions cleaned, the store's free space
+        purged) before returning."""
+        result = await self.store.privacy.forget_all(user_id, self.clock.now())
         await self._purge(result, user_id)
         log.info("forget_all user=%s facts=%d episodes=%d rounds=%d turns=%d", user_id,
                  result.facts, result.episodes, result.rounds, result.turns)
@@ -1017,7 +1132,7 @@ class MemoryService:
         """The steps of a deletion's purge from disk, each safe to repeat: index rows deleted
         and the index's old versions removed, the user's export files deleted, episodes of
         the sessions that lost theirs summarised again from what remains (after the index
-        delete: a new episode may reuse a deleted id), the WAL checkpointed; then the purge
+        delete: a new episode may reuse a deleted id), the store's free space purged; then the purge
         record goes."""
         if purge.index_keys:
             await self.index.delete(list(purge.index_keys))
@@ -1025,14 +1140,14 @@ class MemoryService:
         if self.exports is not None:
             self.exports.drop(purge.user_id)
         await self._resummarise(purge.resummarise)
-        await self.store.purge_done(purge.id)
+        await self.store.privacy.purge_done(purge.id)
         await self.store.purge_free_space()
 
     async def finish_purges(self) -> int:
         """Start-up: finish every purge a crash interrupted (its rows are already gone from
-        SQLite: the record is written in the deletion's transaction), before any input is
+        the store: the record is written in the deletion's transaction), before any input is
         taken. Returns how many were finished."""
-        purges = await self.store.pending_purges()
+        purges = await self.store.privacy.pending_purges()
         for purge in purges:
             await self._run_purge(purge)
         if purges:
@@ -1053,17 +1168,17 @@ class MemoryService:
         Returns:
             Whether it closed the session, or the open session's idle deadline (aware UTC).
         """
-        session = await self.store.open_session(thread_id)
+        session = await self.store.conversations.open_session(thread_id)
         if session is None:
             return IdleCheck(closed=False)
         now = self.clock.now()
         if is_idle(session.last_turn_at, timeout_seconds, now):
-            closed = await self.store.close_session_if_idle(
+            closed = await self.store.conversations.close_session_if_idle(
                 session.id, last_turn_before=idle_cutoff(now, timeout_seconds), at=now)
             if closed:
                 await self.consolidate_pending(thread_id=thread_id)
                 return IdleCheck(closed=True)
-            session = await self.store.open_session(thread_id)  # a turn came in meanwhile
+            session = await self.store.conversations.open_session(thread_id)  # a turn came in meanwhile
             if session is None:
                 return IdleCheck(closed=False)
         return IdleCheck(closed=False,
@@ -1079,7 +1194,7 @@ class MemoryService:
             every session still open (aware UTC), for the scheduler to watch.
         """
         closed, still_open = 0, []
-        for session in await self.store.open_sessions():
+        for session in await self.store.conversations.open_sessions():
             check = await self.close_if_idle(session.thread_id, timeout_seconds=timeout_seconds)
             if check.closed:
                 closed += 1
@@ -1100,16 +1215,16 @@ class MemoryService:
         cutoff = expiry_cutoff(now, expire_days)
         if cutoff is None:
             return 0
-        due = facts_to_archive(await self.store.stale_facts(cutoff), now=now,
+        due = facts_to_archive(await self.store.facts.stale_facts(cutoff), now=now,
                                expire_days=expire_days)
-        archived = await self.store.archive_facts([f.id for f in due], cutoff=cutoff, now=now)
+        archived = await self.store.facts.archive_facts([f.id for f in due], cutoff=cutoff, now=now)
         for start in range(0, len(archived), 256):
             await self.index.upsert(await self._fact_items(archived[start:start + 256]))
         return len(archived)
 
     async def delete_old_turns(self, *, retention_days: int) -> ForgetResult:
         """Retention: delete consolidated turns older than ``retention_days`` days with the
-        rounds that hold them, from SQLite and the index (such rounds are no longer
+        rounds that hold them, from the store and the index (such rounds are no longer
         recallable; episodes stay).
 
         Returns:
@@ -1118,15 +1233,15 @@ class MemoryService:
         cutoff = retention_cutoff(self.clock.now(), retention_days)
         if cutoff is None:
             return ForgetResult(0, 0, 0, 0, ())
-        result = await self.store.delete_consolidated_turns(cutoff, self.clock.now())
+        result = await self.store.privacy.delete_consolidated_turns(cutoff, self.clock.now())
         await self.index.delete(list(result.index_keys))
         return result
 
     async def run_maintenance(self, *, expire_days: int, retention_days: int
                               ) -> MaintenanceReport:
         """The daily maintenance: catch up pending consolidation, archive unused facts, apply
-        turn retention, compact the index (old versions removed), checkpoint the WAL when
-        something was deleted, ``PRAGMA optimize``. Logs the counts.
+        turn retention, compact the index (old versions removed), purge the store's free space when
+        something was deleted, the store's routine upkeep. Logs the counts.
 
         Args:
             expire_days: ``MEMORY_EXPIRE_DAYS`` (days; 0 = never archive).
@@ -1163,7 +1278,7 @@ class MemoryService:
             ``(turn, outcomes)``: the updated turn (None when no such turn is stored) and what
             happened to semantic memory (ended facts have status ``ended``).
         """
-        found = await self.store.edit_user_turn(ctx.thread.id, platform_message_id, new_text,
+        found = await self.store.conversations.edit_user_turn(ctx.thread.id, platform_message_id, new_text,
                                                 self.clock.now())
         if found is None:
             return None, []
@@ -1173,7 +1288,7 @@ class MemoryService:
         if not derive_facts or not ctx.user.memory_enabled:
             await self._drop_derived_from_edit(ctx, before, turn)
             return turn, []
-        stated = [f for f in await self.store.list_facts(ctx.user.id, [FactStatus.ACTIVE])
+        stated = [f for f in await self.store.facts.list_facts(ctx.user.id, [FactStatus.ACTIVE])
                   if turn.id in f.source_turn_ids]
         outcomes = await self.remember(ctx, turn)
         touched = {o.fact.id for o in outcomes if o.fact is not None}
@@ -1182,11 +1297,11 @@ class MemoryService:
         for fact in stated:
             if fact.id in touched or set(fact.source_turn_ids) != {turn.id}:
                 continue
-            if await self.store.end_fact(fact.id, ctx.user.id, self.clock.now()):
+            if await self.store.facts.end_fact(fact.id, ctx.user.id, self.clock.now()):
                 ended.append(fact)
                 outcomes.append(FactOutcome("ended", fact, explicit=True))
         if ended:
-            facts = await self.store.get_facts([f.id for f in ended])
+            facts = await self.store.facts.get_facts([f.id for f in ended])
             await self.index.upsert(await self._fact_items(
                 [(f, self._fact_scope(f)) for f in facts.values()]))
         await self._drop_derived_from_edit(ctx, before, turn)
@@ -1196,22 +1311,22 @@ class MemoryService:
 
     async def _drop_derived_from_edit(self, ctx: Context, before: Turn, turn: Turn) -> None:
         """What was derived from an edited turn's old text is deleted or rebuilt from what
-        remains (``SQLiteStore.drop_derived_from_edit``): replies that quoted it (they hold a
+        remains (``memory.ports.PrivacyStore.drop_derived_from_edit``): replies that quoted it (they hold a
         word of the old text the new one lacks), episodes citing it (summarised again), its
         rounds (rewritten and indexed again), facts only it stated that are no longer current
         (the old value), ``/why`` records; then purged from disk like a deletion."""
         new = set(search_tokens(turn.text))
         old_terms = {t for t in search_tokens(before.text) if t not in new and (
             len(t) >= 3 or any(c.isdigit() for c in t) or (has_cjk(t) and len(t) >= 2))}
-        stale = [f.id for f in await self.store.list_facts(
+        stale = [f.id for f in await self.store.facts.list_facts(
                      ctx.user.id, [FactStatus.SUPERSEDED, FactStatus.ARCHIVED])
                  if set(f.source_turn_ids) == {turn.id}]
-        cascade = await self.store.drop_derived_from_edit(
+        cascade = await self.store.privacy.drop_derived_from_edit(
             ctx.user.id, turn.id, old_terms, self.clock.now(), fact_ids=stale,
             round_text=lambda turns: "\n".join(d.text for d in self._rounds(turns)))
         await self._run_purge(PurgeRow(cascade.purge_id, ctx.user.id, cascade.index_keys,
                                        cascade.resummarise))
-        rounds = await self.store.get_rounds(cascade.rebuilt)
+        rounds = await self.store.episodes.get_rounds(cascade.rebuilt)
         if rounds:
             await self.index.upsert(await self._round_items([rounds[i] for i in sorted(rounds)]))
         log.info("edit cascade turn=%s replies_deleted=%d rounds_rebuilt=%d episodes_redone=%d "
@@ -1224,7 +1339,7 @@ class MemoryService:
         """Everything stored about one user as the export document (``memory.portability``)."""
         from memory.portability import build_document
 
-        doc = build_document(await self.store.user_rows(user_id), self.clock.now())
+        doc = build_document(await self.store.privacy.user_rows(user_id), self.clock.now())
         log.info("export user=%s facts=%d episodes=%d turns=%d", user_id, len(doc["facts"]),
                  len(doc["episodes"]), len(doc["turns"]))
         return doc
@@ -1242,16 +1357,16 @@ class MemoryService:
 
         rows = parse_document(doc)
         for acc in rows["accounts"]:
-            existing = await self.store.find_user(acc["platform"], acc["platform_user_id"])
+            existing = await self.store.identities.find_user(acc["platform"], acc["platform_user_id"])
             if existing is None:
                 continue
             if not replace:
                 raise UserExistsError(
                     f"user {acc['platform']}:{acc['platform_user_id']} exists (use --replace)")
             await self.forget_all(existing.id)
-            await self.store.delete_user(existing.id, self.clock.now())
+            await self.store.privacy.delete_user(existing.id, self.clock.now())
         try:
-            user_id = await self.store.load_user_rows(rows, self.clock.now())
+            user_id = await self.store.privacy.load_user_rows(rows, self.clock.now())
         except StoreError as exc:
             raise UserExistsError(str(exc)) from exc
         await self.reconcile()
@@ -1265,18 +1380,18 @@ class MemoryService:
             return 0
         written = []
         for session_id in session_ids:
-            session = await self.store.get_session(session_id)
-            if session is None or await self.store.session_episode(session_id) is not None:
+            session = await self.store.conversations.get_session(session_id)
+            if session is None or await self.store.episodes.session_episode(session_id) is not None:
                 continue
-            thread = await self.store.get_thread(session.thread_id)
-            kept = [t for t in await self.store.session_turns(session_id) if not t.memory_off]
+            thread = await self.store.identities.get_thread(session.thread_id)
+            kept = [t for t in await self.store.conversations.session_turns(session_id) if not t.memory_off]
             scope = await self._session_scope(thread, session_id)
             draft = summarise_session(kept, counter=self.counter,
                                       max_tokens=self.config.episode_summary_tokens
                                       ) if kept and scope else None
             if draft is None:
                 continue
-            written.append(await self.store.write_episode(
+            written.append(await self.store.episodes.write_episode(
                 session_id, scope, draft, started_at=kept[0].created_at,
                 ended_at=kept[-1].created_at, now=self.clock.now()))
         if written:
@@ -1298,7 +1413,7 @@ class MemoryService:
                 long.append(rnd)
         if not long:
             return out
-        turns = {t.id: t for t in await self.store.get_turns(
+        turns = {t.id: t for t in await self.store.conversations.get_turns(
             {i for rnd in long for i in rnd.turn_ids})}
         wanted = terms(query)
         for rnd in long:
@@ -1354,10 +1469,10 @@ class MemoryService:
     async def _get_rounds(self, ids, fetched: dict[int, Round] | None) -> dict[int, Round]:
         """Rounds by id, those already read for this recall (``fetched``) not read again."""
         if fetched is None:
-            return await self.store.get_rounds(ids)
+            return await self.store.episodes.get_rounds(ids)
         missing = [i for i in dict.fromkeys(ids) if i not in fetched]
         if missing:
-            fetched.update(await self.store.get_rounds(missing))
+            fetched.update(await self.store.episodes.get_rounds(missing))
         return {i: fetched[i] for i in dict.fromkeys(ids) if i in fetched}
 
     def _merge_repeats(self, candidates: list[RecalledItem]) -> list[RecalledItem]:

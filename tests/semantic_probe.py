@@ -423,7 +423,7 @@ async def _replay_one(app, case: Case) -> Outcome:
     out = io.StringIO()
     await run_console(app.engine.handle, user=case.id, banner="probe",
                       stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out, terminal=False)
-    user = await app.store.find_user("console", case.id)
+    user = await app.store.identities.find_user("console", case.id)
     facts = await app.memory.facts_for(user.id, history=True) if user else []
     active = [f.text for f in facts if f.status.value == "active"]
     inactive = [f.text for f in facts if f.status.value != "active"]

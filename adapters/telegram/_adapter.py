@@ -89,7 +89,7 @@ class Conversation(Protocol):
 
 class Marks(UpdateMarks, Protocol):
     """Where the adapter keeps its durable marks: received updates (``adapters.kept_updates``)
-    and blocked accounts (``memory.stores.sqlite.SQLiteStore``)."""
+    and blocked accounts (``memory.ports.DeliveryStore``)."""
 
     async def set_account_blocked(self, platform: str, platform_user_id: str,
                                   at: datetime | None) -> None: ...

@@ -225,8 +225,10 @@ async def run_throughput(job: dict) -> dict:
         load_end = time.perf_counter()
         drained = None
         while time.perf_counter() - load_end < job.get("drain_timeout_s", 120):
-            open_ = await app.store.open_sessions()
-            pending = await app.store.pending_work()
+            # a reference checkout's store may serve every port itself
+            store = app.store
+            open_ = await getattr(store, "conversations", store).open_sessions()
+            pending = await getattr(store, "work", store).pending_work()
             if not open_ and not pending:
                 drained = time.perf_counter() - load_end
                 break

@@ -70,7 +70,7 @@ class EngineTarget:
 
     async def close_session(self, *, conversation_id: str, at: datetime) -> None:
         self.clock.set(at)
-        thread = await self.app.store.thread_for_key(
+        thread = await self.app.store.identities.thread_for_key(
             ThreadKey("eval", conversation_id), self.chat_kind,
             conversation_id if self.chat_kind is ChatKind.GROUP else None, at)
         await self.app.memory.close_session(thread.id, reason="replay", at=at)
@@ -88,7 +88,8 @@ class EngineTarget:
         result = await memory.recall(ctx, question, budget_tokens=budget_tokens, touch=False)
         ranked = list(result.ranked) or list(result.blocks.items)
         turn_ids = {t for item in (*result.blocks.items, *ranked) for t in item.source_turn_ids}
-        message_ids = {t.id: t.platform_message_id for t in await memory.store.get_turns(turn_ids)}
+        message_ids = {t.id: t.platform_message_id
+                       for t in await self.app.store.conversations.get_turns(turn_ids)}
         message_ids.update((k, v) for k, v in self._reply_ids.items() if k in turn_ids)
 
         threshold = memory.config.threshold

@@ -24,16 +24,23 @@ import aiosqlite
 
 from memory.errors import StoreError
 from memory.records import (
+    NO_WRITES,
     EditCascade,
     EpisodeDraft,
     FactOp,
     ForgetResult,
+    HandledUpdate,
+    PromptRecord,
     PurgeRow,
     RoundDraft,
     SessionRow,
     ThreadRow,
+    TurnWrites,
+    UsageEntry,
     UsageRow,
     UserRow,
+    WorkOutcome,
+    WorkResult,
     WorkRow,
 )
 from memory.stores.hot import HotTurns
@@ -99,11 +106,11 @@ _UNKNOWN = object()  # add_turn: the hot cache does not know the thread's open s
 
 def _add_turn_tx(db, thread_id: int, values: tuple, pmid: str | None, at: str,
                  session: object, fold_after: tuple[int, int, int] | None,
-                 statements: Sequence[Statement] = ()):
+                 writes: TurnWrites = NO_WRITES):
     """The transaction of :meth:`SQLiteStore.add_turn` (in aiosqlite's thread). ``values``:
     the turn's columns after ``thread_id, session_id`` (``user_id`` ... ``tokens``); ``session``:
-    the open session's id, None for none, or ``_UNKNOWN``; ``statements`` run after the turn
-    is stored (not for a duplicate). Returns ``("duplicate", row)`` or
+    the open session's id, None for none, or ``_UNKNOWN``; ``writes`` are stored after the turn
+    (not for a duplicate). Returns ``("duplicate", row)`` or
     ``("stored", session_id, opened, turn_id, fold)`` with ``fold`` None or
     ``(seq, turns, tokens)`` of a fold job recorded with the turn."""
     if pmid is not None:
@@ -128,7 +135,7 @@ def _add_turn_tx(db, thread_id: int, values: tuple, pmid: str | None, at: str,
         " platform_message_id, generated_by, memory_off, tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
         (thread_id, session, *values)).lastrowid
     fold = _request_fold_tx(db, session, fold_after, at) if fold_after is not None else None
-    for sql, args in statements:
+    for sql, args in _turn_writes(writes, thread_id, turn_id):
         db.execute(sql, args)
     return "stored", session, opened, turn_id, fold
 
@@ -154,8 +161,64 @@ def _request_fold_tx(db, session_id: int, bounds: tuple[int, int, int], at: str)
 
 
 Statement = tuple[str, Sequence]
-"""One SQL statement and its parameters, to run inside another write's transaction (see
-:meth:`SQLiteStore.add_turn`, :meth:`SQLiteStore.usage_statement`)."""
+"""One SQL statement and its parameters (inside this module only: the ports take data)."""
+
+
+def _usage_sql(entry: UsageEntry) -> Statement:
+    """Add one model call to its user's totals for its day and model; a row's cost is the sum
+    over its calls whose price was known (None while there was none)."""
+    return (
+        "INSERT INTO model_usage (user_id, day, model, calls, input_tokens, output_tokens,"
+        " cache_creation_input_tokens, cache_read_input_tokens, cost_usd)"
+        " VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT (user_id, day, model) DO UPDATE SET"
+        " calls = calls + 1,"
+        " input_tokens = input_tokens + excluded.input_tokens,"
+        " output_tokens = output_tokens + excluded.output_tokens,"
+        " cache_creation_input_tokens = cache_creation_input_tokens"
+        " + excluded.cache_creation_input_tokens,"
+        " cache_read_input_tokens = cache_read_input_tokens"
+        " + excluded.cache_read_input_tokens,"
+        " cost_usd = CASE WHEN cost_usd IS NULL THEN excluded.cost_usd"
+        " WHEN excluded.cost_usd IS NULL THEN cost_usd"
+        " ELSE cost_usd + excluded.cost_usd END",
+        (entry.user_id, entry.day, entry.model, entry.input_tokens, entry.output_tokens,
+         entry.cache_creation_input_tokens, entry.cache_read_input_tokens, entry.cost_usd),
+    )
+
+
+def _prompt_record_sql(record: PromptRecord) -> Statement:
+    """Keep (replace) the ``/why`` record of a user in a thread."""
+    return ("INSERT INTO prompt_records (thread_id, user_id, created_at, payload) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (thread_id, user_id) DO UPDATE SET "
+            "created_at = excluded.created_at, payload = excluded.payload",
+            (record.thread_id, record.user_id, _ts(record.at),
+             json.dumps(record.payload, ensure_ascii=False)))
+
+
+def _handled_sql(update: HandledUpdate) -> Statement:
+    """Mark a platform update handled (its payload dropped)."""
+    stamp = _ts(update.at or datetime.now(timezone.utc))
+    return ("INSERT INTO seen_updates (platform, update_id, seen_at) VALUES (?,?,?) "
+            "ON CONFLICT (platform, update_id) DO UPDATE SET payload = NULL",
+            (update.platform, update.key, stamp))
+
+
+def _turn_writes(writes: TurnWrites, thread_id: int, turn_id: int) -> list[Statement]:
+    """The statements of a turn's :class:`TurnWrites`, run right after the turn's insert."""
+    out: list[Statement] = []
+    if writes.handled_update is not None:
+        out.append(_handled_sql(writes.handled_update))
+    if writes.reply_due:
+        out.append(("INSERT OR IGNORE INTO replies_due (turn_id, thread_id) VALUES (?, ?)",
+                    (turn_id, thread_id)))
+    if writes.usage is not None:
+        out.append(_usage_sql(writes.usage))
+    if writes.prompt_record is not None:
+        out.append(_prompt_record_sql(writes.prompt_record))
+    if writes.recalled is not None:
+        out.append(("UPDATE turns SET recalled = ? WHERE id = ?",
+                    (" ".join(writes.recalled), turn_id)))
+    return out
 
 
 def _execute_all(db, statements: Sequence[Statement]) -> None:
@@ -210,6 +273,9 @@ class SQLiteStore:
         self._lock = asyncio.Lock()
         self.path = path
         self.hot = HotTurns()  # open sessions and newest turns per thread (memory/stores/hot.py)
+        # the ports of ``memory.ports.storage``, all served by this one object
+        self.identities = self.conversations = self.deliveries = self.facts = self
+        self.episodes = self.work = self.privacy = self.records = self
 
     @classmethod
     async def open(cls, path: str | Path) -> "SQLiteStore":
@@ -477,14 +543,15 @@ class SQLiteStore:
         memory_off: bool = False,
         tokens: int = 0,
         fold_after: tuple[int, int, int] | None = None,
-        statements: Sequence[Statement] = (),
+        writes: TurnWrites = NO_WRITES,
     ) -> tuple[Turn, bool]:
         """Store a turn in the thread's open session, opening a session if none is open.
 
-        ``statements`` (:data:`Statement`, e.g. :meth:`usage_statement`,
-        :meth:`prompt_record_statement`) run in the same transaction after the turn, so a reply
-        is stored in one write instead of three; they must not touch turns or sessions (the
-        hot cache is not dropped for them). They do not run for a redelivered turn.
+        ``writes`` (:class:`TurnWrites`: the delivery's handled mark, a reply due, the reply's
+        usage and ``/why`` record, its recalled keys) are stored in the same transaction after
+        the turn, so a reply is stored in one write instead of three; none of them changes a
+        turn's fields or a session (the hot cache keeps its entry). They are not stored for a
+        redelivered turn.
 
         With ``fold_after = (turns, tokens, min_turns)``, a ``fold`` job is recorded in the same
         transaction when no fold is pending and the session's unfolded turns number more than
@@ -503,7 +570,7 @@ class SQLiteStore:
             result = await run(_add_turn_tx, thread_id, (
                 user_id, role.value, speaker, text, stamp, platform_message_id, generated_by,
                 int(memory_off), tokens), platform_message_id, stamp, session, fold_after,
-                tuple(statements))
+                writes)
             if result[0] == "duplicate":
                 return self._turn(result[1]), False
             _, session_id, opened, turn_id, fold = result
@@ -553,13 +620,10 @@ class SQLiteStore:
         return [self._turn(r) for r in rows]
 
     async def get_turns(self, turn_ids: Iterable[int]) -> list[Turn]:
-        """Return the turns with these ids (missing ids are skipped), oldest first."""
-        ids = list(turn_ids)
-        if not ids:
-            return []
-        marks = ",".join("?" * len(ids))
-        rows = await self._all(f"SELECT * FROM turns WHERE id IN ({marks}) ORDER BY id", ids)
-        return [self._turn(r) for r in rows]
+        """Return the turns with these ids (any number; missing ids are skipped), oldest
+        first."""
+        turns = await self._by_ids("turns", sorted(set(turn_ids)), self._turn)
+        return sorted(turns, key=lambda t: t.id)
 
     async def close_session(self, session_id: int, at: datetime, reason: str) -> bool:
         """Mark a session closed and record its consolidation job, in one transaction.
@@ -618,37 +682,28 @@ class SQLiteStore:
                 (error[:500], _ts(retry_after) if retry_after else None, work_id),
             )
 
-    async def complete_work(
-        self,
-        *,
-        work_id: int,
-        session_id: int,
-        scope: Scope | None,
-        episode: EpisodeDraft | None,
-        rounds: Sequence[RoundDraft],
-        started_at: datetime,
-        ended_at: datetime,
-        now: datetime,
-        drop_turn_ids: Sequence[int] = (),
-        folded_through: int | None = None,
-        apply: Callable[[aiosqlite.Connection], Awaitable[None]] | None = None,
-    ) -> tuple[Episode | None, list[Round]]:
-        """Write a job's result and mark the job done, in one transaction.
+    async def complete_work(self, work_id: int, outcome: WorkOutcome) -> WorkResult:
+        """Write a job's outcome and mark the job done, in one transaction.
 
         The session's episode is inserted or updated in place (one episode per session: a fold
         updates the running episode, the close finishes it); ``folded_through`` (folds only)
         moves the session's fold mark; ``drop_turn_ids`` are deleted (turns said with memory
-        off); ``apply`` (the language model's fact decisions, see :meth:`apply_fact_ops`) runs
-        inside the same transaction, after the episode is written. Exactly once: a job already
-        done writes nothing (``apply`` is not called) and returns ``(None, [])``.
+        off); the language model's fact decisions (``fact_ops``, :meth:`_apply_fact_ops`) and
+        the episode's source are written after the episode. Exactly once: a job already done
+        writes nothing and returns ``done`` False.
         """
+        session_id, scope, episode = outcome.session_id, outcome.scope, outcome.episode
+        rounds, folded_through, now = outcome.rounds, outcome.folded_through, outcome.now
+        started_at, ended_at, drop_turn_ids = (outcome.started_at, outcome.ended_at,
+                                               outcome.drop_turn_ids)
         status = "running" if folded_through is not None else "closed"
+        changed: list[int] = []
         # the session's own turns and row change (fold mark, dropped memory-off turns); the
-        # language model's fact decisions (``apply``) touch facts and episodes only
+        # language model's fact decisions touch facts and episodes only
         async with self._tx(hot=(session_id,)) as tx:
             row = await self._one("SELECT done_at FROM work WHERE id = ?", (work_id,))
             if row is None or row["done_at"] is not None:
-                return None, []
+                return WorkResult(done=False)
             sess = await self._one("SELECT thread_id FROM sessions WHERE id = ?", (session_id,))
             thread_id = sess["thread_id"]
             stored_episode = None
@@ -696,13 +751,15 @@ class SQLiteStore:
                 await tx.execute(
                     "UPDATE sessions SET folded_through = max(folded_through, ?) WHERE id = ?",
                     (folded_through, session_id))
-            if apply is not None:
-                await apply(tx)
-                if stored_episode is not None:  # apply may have set the episode's source
+            if outcome.episode_source is not None:  # a consolidation model was asked
+                changed = await self._apply_fact_ops(tx, outcome.fact_ops, now)
+                await tx.execute("UPDATE episodes SET source = ? WHERE session_id = ?",
+                                 (outcome.episode_source, session_id))
+                if stored_episode is not None:  # its source changed
                     stored_episode = self._episode(await self._one(
                         "SELECT * FROM episodes WHERE session_id = ?", (session_id,)))
             await tx.execute("UPDATE work SET done_at = ? WHERE id = ?", (_ts(now), work_id))
-        return stored_episode, stored_rounds
+        return WorkResult(True, stored_episode, tuple(stored_rounds), tuple(changed))
 
     async def session_episode(self, session_id: int) -> Episode | None:
         """The episode of a session (running or closed), or None."""
@@ -900,7 +957,7 @@ class SQLiteStore:
         if not fact_ids:
             return
         marks = ",".join("?" * len(fact_ids))
-        await self.run_statements(
+        await self._run_statements(
             [(f"UPDATE facts SET last_recalled_at = ? WHERE id IN ({marks})", (_ts(now), *fact_ids))])
 
     # ----------------------------------------------------------------- deletion
@@ -1136,7 +1193,7 @@ class SQLiteStore:
 
     async def purge_done(self, purge_id: int) -> None:
         """Remove a purge record once every step of its purge is done."""
-        await self.run_statements([("DELETE FROM purges WHERE id = ?", (purge_id,))])
+        await self._run_statements([("DELETE FROM purges WHERE id = ?", (purge_id,))])
 
     async def purge_free_space(self) -> None:
         """Make deletions physical: checkpoint and truncate the WAL (pages are already zeroed
@@ -1145,30 +1202,16 @@ class SQLiteStore:
 
     # ----------------------------------------------------------------- prompt records, index rows
 
-    async def save_prompt_record(
-        self, thread_id: int, user_id: int, payload: dict, now: datetime
-    ) -> None:
+    async def save_prompt_record(self, record: PromptRecord) -> None:
         """Keep what the model saw for the user's last reply in this thread (for ``/why``)."""
-        await self.run_statements([self.prompt_record_statement(thread_id, user_id, payload, now)])
+        await self._run_statements([_prompt_record_sql(record)])
 
-    @staticmethod
-    def prompt_record_statement(thread_id: int, user_id: int, payload: dict,
-                                now: datetime) -> Statement:
-        """The statement :meth:`save_prompt_record` runs (for :meth:`add_turn`'s
-        ``statements``)."""
-        return ("INSERT INTO prompt_records (thread_id, user_id, created_at, payload) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (thread_id, user_id) DO UPDATE SET "
-                "created_at = excluded.created_at, payload = excluded.payload",
-                (thread_id, user_id, _ts(now), json.dumps(payload, ensure_ascii=False)))
-
-    @staticmethod
-    def recalled_statement(thread_id: int, keys: Sequence[str]) -> Statement:
-        """The statement, for :meth:`add_turn`'s ``statements`` of an assistant turn, that
-        records the keys of the memory items its prompt recalled on that turn (the newest
-        assistant turn of the thread inside the same transaction): what the reply was derived
-        from, for :meth:`delete_fact` and :meth:`forget_all`."""
-        return ("UPDATE turns SET recalled = ? WHERE id = (SELECT max(id) FROM turns WHERE "
-                "thread_id = ? AND role = 'assistant')", (" ".join(keys), thread_id))
+    async def record_reply(self, *, usage: UsageEntry | None,
+                           prompt_record: PromptRecord | None) -> None:
+        """The usage and ``/why`` record of a reply that stored no turn, in one transaction."""
+        await self._run_statements(
+            ([_usage_sql(usage)] if usage is not None else [])
+            + ([_prompt_record_sql(prompt_record)] if prompt_record is not None else []))
 
     async def _replies_recalling(self, user_id: int, keys: Iterable[str]) -> list[int]:
         """Assistant turns, in threads where the user spoke, whose prompt recalled one of
@@ -1193,7 +1236,7 @@ class SQLiteStore:
                 await tx.execute("DELETE FROM prompt_records WHERE thread_id = ? AND "
                                  "user_id = ?", (r["thread_id"], r["user_id"]))
 
-    async def run_statements(self, statements: Sequence[Statement]) -> None:
+    async def _run_statements(self, statements: Sequence[Statement]) -> None:
         """Run statements that touch no turn and no session in one write transaction."""
         if statements:
             async with self._write(hot=()) as run:
@@ -1350,45 +1393,13 @@ class SQLiteStore:
 
     # ----------------------------------------------------------------- model usage
 
-    async def add_model_usage(
-        self, user_id: int, day: str, model: str, *, input_tokens: int, output_tokens: int,
-        cache_creation_input_tokens: int = 0, cache_read_input_tokens: int = 0,
-        cost_usd: float | None = None,
-    ) -> None:
-        """Add one model call to a user's totals for ``day`` (``YYYY-MM-DD``, UTC) and ``model``.
+    async def add_model_usage(self, entry: UsageEntry) -> None:
+        """Add one model call to a user's totals for its day (``YYYY-MM-DD``, UTC) and model.
 
         ``cost_usd`` is None when the model has no known price; a row's cost is the sum over its
         calls whose price was known (None while there was none).
         """
-        await self.run_statements([self.usage_statement(
-            user_id, day, model, input_tokens=input_tokens, output_tokens=output_tokens,
-            cache_creation_input_tokens=cache_creation_input_tokens,
-            cache_read_input_tokens=cache_read_input_tokens, cost_usd=cost_usd)])
-
-    @staticmethod
-    def usage_statement(
-        user_id: int, day: str, model: str, *, input_tokens: int, output_tokens: int,
-        cache_creation_input_tokens: int = 0, cache_read_input_tokens: int = 0,
-        cost_usd: float | None = None,
-    ) -> Statement:
-        """The statement :meth:`add_model_usage` runs (for :meth:`add_turn`'s ``statements``)."""
-        return (
-            "INSERT INTO model_usage (user_id, day, model, calls, input_tokens, output_tokens,"
-            " cache_creation_input_tokens, cache_read_input_tokens, cost_usd)"
-            " VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT (user_id, day, model) DO UPDATE SET"
-            " calls = calls + 1,"
-            " input_tokens = input_tokens + excluded.input_tokens,"
-            " output_tokens = output_tokens + excluded.output_tokens,"
-            " cache_creation_input_tokens = cache_creation_input_tokens"
-            " + excluded.cache_creation_input_tokens,"
-            " cache_read_input_tokens = cache_read_input_tokens"
-            " + excluded.cache_read_input_tokens,"
-            " cost_usd = CASE WHEN cost_usd IS NULL THEN excluded.cost_usd"
-            " WHEN excluded.cost_usd IS NULL THEN cost_usd"
-            " ELSE cost_usd + excluded.cost_usd END",
-            (user_id, day, model, input_tokens, output_tokens, cache_creation_input_tokens,
-             cache_read_input_tokens, cost_usd),
-        )
+        await self._run_statements([_usage_sql(entry)])
 
     async def model_usage(self, user_id: int, *, since_day: str | None = None) -> list[UsageRow]:
         """A user's model usage per day and model, newest day first (from ``since_day``,
@@ -1410,10 +1421,11 @@ class SQLiteStore:
     async def receive_updates(self, platform: str, updates: Sequence[tuple[str, str]],
                               now: datetime) -> None:
         """Keep received platform updates, ``(update key, payload JSON)``, until they are
-        handled (:meth:`update_handled_statement`), in one transaction: written before the
-        platform is told they arrived, so an update received but not yet handled when the
-        process stops is handled at the next start (:meth:`received_updates`). Updates already
-        known (received or handled) are left as they are."""
+        handled (:meth:`mark_update_handled`, or in the transaction of the turn one carried),
+        in one transaction: written before the platform is told they arrived, so an update
+        received but not yet handled when the process stops is handled at the next start
+        (:meth:`received_updates`). Updates already known (received or handled) are left as
+        they are."""
         if not updates:
             return
         async with self._tx(hot=()) as tx:
@@ -1438,19 +1450,9 @@ class SQLiteStore:
             "NULL AND substr(update_id, 1, ?) = ? ORDER BY rowid", (platform, len(prefix), prefix))
         return [(r["update_id"], r["payload"]) for r in rows]
 
-    @staticmethod
-    def update_handled_statement(platform: str, update_key: str,
-                                 now: datetime | None = None) -> Statement:
-        """The statement marking an update handled (its payload dropped), to run in the
-        transaction that stores what it carried (:meth:`add_turn`'s ``statements``)."""
-        stamp = _ts(now or datetime.now(timezone.utc))
-        return ("INSERT INTO seen_updates (platform, update_id, seen_at) VALUES (?,?,?) "
-                "ON CONFLICT (platform, update_id) DO UPDATE SET payload = NULL",
-                (platform, update_key, stamp))
-
     async def mark_update_handled(self, platform: str, update_key: str, now: datetime) -> None:
-        """Mark an update handled (see :meth:`update_handled_statement`)."""
-        await self.run_statements([self.update_handled_statement(platform, update_key, now)])
+        """Mark an update handled (its payload dropped)."""
+        await self._run_statements([_handled_sql(HandledUpdate(platform, update_key, now))])
 
     async def mark_update_seen(self, platform: str, update_id: str, now: datetime) -> bool:
         """Record a platform update as handled. Returns False when it was seen before (a
@@ -1463,16 +1465,9 @@ class SQLiteStore:
 
     # replies due: a user turn stays due from its own transaction until its answer is delivered
 
-    @staticmethod
-    def reply_due_statement(thread_id: int) -> Statement:
-        """The statement marking the thread's newest turn (the user turn just stored, in
-        :meth:`add_turn`'s ``statements``) as waiting for its answer to be delivered."""
-        return ("INSERT OR IGNORE INTO replies_due (turn_id, thread_id) "
-                "SELECT max(id), ? FROM turns WHERE thread_id = ?", (thread_id, thread_id))
-
     async def reply_delivered(self, key: ThreadKey, platform_message_id: str) -> None:
         """The answer to the user turn with this platform message id was delivered."""
-        await self.run_statements([(
+        await self._run_statements([(
             "DELETE FROM replies_due WHERE turn_id IN (SELECT t.id FROM turns t JOIN threads th "
             "ON th.id = t.thread_id WHERE th.platform = ? AND th.chat_id = ? AND th.topic_id = ?"
             " AND t.platform_message_id = ? AND t.role = 'user')",
@@ -1948,8 +1943,8 @@ class SQLiteStore:
         )
         return True
 
-    async def apply_fact_ops(self, tx: aiosqlite.Connection, ops: Sequence[FactOp],
-                             now: datetime) -> list[int]:
+    async def _apply_fact_ops(self, tx: aiosqlite.Connection, ops: Sequence[FactOp],
+                              now: datetime) -> list[int]:
         """Apply a language model's validated fact decisions inside the transaction of
         :meth:`complete_work` (all or nothing with the episode and the work's ``done_at``).
 
@@ -1990,13 +1985,6 @@ class SQLiteStore:
             log.info("fact %s id=%s user=%s kind=%s (model)",
                      "written" if not supersedes else "superseded", fact_id, op.user_id, op.kind)
         return changed
-
-    async def set_episode_source(self, tx: aiosqlite.Connection, session_id: int,
-                                 source: str) -> None:
-        """Record who wrote a session's episode (``rules``, ``llm``, ``rules-fallback``)
-        inside an open transaction."""
-        await tx.execute("UPDATE episodes SET source = ? WHERE session_id = ?",
-                         (source, session_id))
 
     async def candidate_turn_ids(self, turn_ids: Iterable[int]) -> set[int]:
         """Which of ``turn_ids`` the rules recorded as fact candidates (consumed or not): the

@@ -52,7 +52,7 @@ async def main():
     await say(11, "Alice", f"remember that my secret hobby is {MARKER} carving", 9001)
     await say(11, "Alice", f"I carve {MARKER} spoons on Sundays", 9002, delivered=False)
     await say(22, "Bob", "what should I pack for the hike on Sunday?", 9003, delivered=False)
-    await app.store.receive_updates("telegram", [(KEPT_KEY, KEPT)], datetime.now(timezone.utc))
+    await app.store.deliveries.receive_updates("telegram", [(KEPT_KEY, KEPT)], datetime.now(timezone.utc))
     await say(11, "Alice", "/forget all", 9004)
     index_delete = app.index.delete
 

@@ -102,7 +102,7 @@ class Env:
         return token
 
     async def user_id(self, author: dict) -> int:
-        user = await self.app.store.find_user("discord", author["id"])
+        user = await self.app.store.identities.find_user("discord", author["id"])
         return user.id
 
     async def facts(self, author: dict) -> list:
@@ -177,7 +177,7 @@ async def test_dm_remembers_across_sessions_closed_by_bye(tmp_path):
 
         user_id = await env.user_id(ana)
         assert len(await env.app.memory.episodes_for(user_id)) == 5
-        thread = await env.app.store.thread_for_key(ThreadKey("discord", str(dm)),
+        thread = await env.app.store.identities.thread_for_key(ThreadKey("discord", str(dm)),
                                                     ChatKind.PRIVATE, None,
                                                     env.app.memory.clock.now())
         assert thread.chat_kind is ChatKind.PRIVATE
@@ -252,7 +252,7 @@ async def test_threads_keep_separate_working_memory(tmp_path):
         assert turns_a[0] == "my project codename is Falcon" and len(turns_a) == 2
         assert turns_b[0] == "what is my project codename?" and len(turns_b) == 2
         assert await env.thread_turns(ThreadKey("discord", str(env.general))) == []
-        thread = await env.app.store.thread_for_key(key_a, ChatKind.GROUP, None,
+        thread = await env.app.store.identities.thread_for_key(key_a, ChatKind.GROUP, None,
                                                     env.app.memory.clock.now())
         assert thread.title == "#general > topic-a (Lab)"
 
@@ -380,7 +380,7 @@ async def test_memories_is_ephemeral_and_paginated_with_buttons(tmp_path):
                               display_name="Ana", text="", sent_at=env.app.memory.clock.now())
         ctx = await env.app.memory.context(msg)
         for n in range(1, 41):
-            await env.app.store.add_fact(user_id=ctx.user.id, kind="note",
+            await env.app.store.facts.add_fact(user_id=ctx.user.id, kind="note",
                                          text=f"Seeded fact number {n}", topic=None,
                                          origin=ctx.thread, source_turn_ids=(), lang="en",
                                          scope=ctx.scope, now=env.app.memory.clock.now())
@@ -474,7 +474,7 @@ async def test_allowed_users_keeps_others_out(tmp_path):
         refused = one(env.fake.callbacks(token)).body
         assert refused["type"] == 4 and refused["data"]["flags"] == EPHEMERAL
         assert refused["data"]["content"] == NOT_ALLOWED
-        assert await env.app.store.find_user("discord", ben["id"]) is None
+        assert await env.app.store.identities.find_user("discord", ben["id"]) is None
 
 
 # ----------------------------------------------------------------- message-content intent

@@ -57,7 +57,7 @@ async def llm_harness(tmp_path, clock, server):
             store=store, index=InMemoryIndex(), embedder=HashingEmbedder(),
             counter=HeuristicTokenCounter(), clock=clock, config=config or MemoryConfig(),
             consolidation_model=consolidation,
-            on_model_usage=lambda user_id, reply, at: record_usage(store, user_id, reply, at))
+            on_model_usage=lambda user_id, reply, at: record_usage(store.records, user_id, reply, at))
         h = Harness(memory, ConversationEngine(memory=memory, model=OfflineChatModel()), clock)
         made.append((h, chat))
         return h
@@ -273,7 +273,7 @@ async def test_unusable_output_falls_back_to_the_rules_marked(failure, llm_harne
     assert await h.memory.facts_for(1) == []  # no model fact, not even a half-parsed one
     reason = {"schema": "invalid"}.get(failure, failure)
     assert h.memory.consolidator.stats[f"fallback:{reason}"] == 1
-    assert await h.store.pending_work() == []
+    assert await h.store.work.pending_work() == []
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -285,7 +285,7 @@ async def test_overloaded_model_leaves_the_work_pending_and_retries_later(
     server.push(Fail(529, "overloaded_error"), Fail(529, "overloaded_error"))
     await h.say("/new")
     assert len(server.requests) == 2  # the adapter's bounded retries, then give up
-    [work] = await h.store.pending_work()
+    [work] = await h.store.work.pending_work()
     assert work.kind == "close" and work.attempts == 1
     assert await h.memory.episodes_for(1) == []  # nothing half applied
     assert {f.text for f in await h.memory.facts_for(1)} == {
@@ -295,7 +295,7 @@ async def test_overloaded_model_leaves_the_work_pending_and_retries_later(
     # it waits before the next try (back-off), instead of a call at every turn
     assert work.retry_after == h.clock.now() + timedelta(seconds=retry_delay(0))
     assert await h.memory.consolidate_pending() == 0
-    assert await h.memory.settle(work_thread := (await h.store.get_session(
+    assert await h.memory.settle(work_thread := (await h.store.conversations.get_session(
         work.session_id)).thread_id) is False
     assert len(server.requests) == 2  # nothing sent while it waits
     h.clock.advance(retry_delay(0))

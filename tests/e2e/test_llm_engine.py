@@ -47,8 +47,8 @@ async def harness_for(tmp_path, clock, server):
 
 
 async def roles(h) -> list[Role]:
-    session = await h.store.open_session(1)
-    return [t.role for t in await h.store.session_turns(session.id)]
+    session = await h.store.conversations.open_session(1)
+    return [t.role for t in await h.store.conversations.session_turns(session.id)]
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -57,8 +57,8 @@ async def test_reply_is_stored_and_usage_shows_in_stats(provider, harness_for, s
     server.push(Answer("Hi Alice!", usage=USAGE), Answer("Still here.", usage=USAGE))
     assert await h.say("hello") == ["Hi Alice!"]
     assert await h.say("are you there?") == ["Still here."]
-    session = await h.store.open_session(1)
-    turns = await h.store.session_turns(session.id)
+    session = await h.store.conversations.open_session(1)
+    turns = await h.store.conversations.session_turns(session.id)
     assert [t.role for t in turns] == [Role.USER, Role.ASSISTANT] * 2
     assert turns[1].generated_by == h.engine.model.name
     assert server.requests[1].json["max_tokens"] == h.engine.max_tokens
@@ -114,8 +114,8 @@ async def test_cut_off_reply_is_marked_for_the_user(provider, harness_for, serve
     server.push(Answer("Step one, then step", stop_reason="max_tokens"))
     [reply] = await h.say("explain everything")
     assert reply == "Step one, then step" + CUT_OFF_NOTE
-    session = await h.store.open_session(1)
-    assert (await h.store.session_turns(session.id))[-1].text == reply
+    session = await h.store.conversations.open_session(1)
+    assert (await h.store.conversations.session_turns(session.id))[-1].text == reply
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

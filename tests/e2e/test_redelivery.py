@@ -38,7 +38,7 @@ async def test_discord_message_replayed_after_a_resume_is_answered_once(tmp_path
         facts = await env.facts(ana)
         assert [f.text for f in facts] == ["The user lives in Graz"]
         user = await env.user_id(ana)
-        rows = await env.app.store.user_rows(user)
+        rows = await env.app.store.privacy.user_rows(user)
         texts = [t["text"] for t in rows["turns"] if t["role"] == "user"]
         assert texts.count("remember that I live in Graz") == 1
 

@@ -76,8 +76,8 @@ async def test_lone_surrogates_are_replaced_and_the_message_is_kept(tmp_path):
         replies = await app.engine.handle(_msg("hello \udcff\udcfe x and \ud800", 1,
                                                name="An\ud800a"))
         assert replies and not any("Sorry" in r or "couldn't" in r for r in replies)
-        user = await app.store.find_user("telegram", "5")
-        [turn] = [t for t in (await app.store.user_rows(user.id))["turns"]
+        user = await app.store.identities.find_user("telegram", "5")
+        [turn] = [t for t in (await app.store.privacy.user_rows(user.id))["turns"]
                   if t["role"] == Role.USER.value]
         assert turn["text"] == "hello \ufffd\ufffd x and \ufffd"
         assert user.display_name == "An\ufffda"
@@ -103,8 +103,8 @@ async def test_a_full_or_read_only_database_is_told_honestly_and_logged_once(tmp
         [reply] = await app.engine.handle(_msg("another one", 3))
         assert reply.startswith("I couldn't save your message: the storage is read-only.")
         await conn.execute("PRAGMA query_only = OFF")
-        user = await app.store.find_user("telegram", "5")
-        texts = [t["text"] for t in (await app.store.user_rows(user.id))["turns"]
+        user = await app.store.identities.find_user("telegram", "5")
+        texts = [t["text"] for t in (await app.store.privacy.user_rows(user.id))["turns"]
                  if t["role"] == Role.USER.value]
         assert texts == ["first message"]  # what was refused is not claimed to be kept
     finally:

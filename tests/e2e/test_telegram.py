@@ -74,11 +74,11 @@ class Env:
         await self.adapter.drain()
 
     async def user(self, tg_user: dict):
-        return await self.app.store.find_user("telegram", str(tg_user["id"]))
+        return await self.app.store.identities.find_user("telegram", str(tg_user["id"]))
 
     async def facts(self, tg_user: dict, *statuses: FactStatus):
         user = await self.user(tg_user)
-        return await self.app.store.list_facts(user.id, statuses or [FactStatus.ACTIVE])
+        return await self.app.store.facts.list_facts(user.id, statuses or [FactStatus.ACTIVE])
 
 
 @pytest.fixture(autouse=True)
@@ -229,7 +229,7 @@ async def test_group_memories_asks_for_a_private_chat_first(env):
     note = fake.sent(GROUP)[-1]
     assert "https://t.me/memo_test_bot" in note and "/memories" in note
     assert fake.sent(22) == []
-    assert (await env.app.store.blocked_accounts("telegram")) == set()
+    assert (await env.app.store.deliveries.blocked_accounts("telegram")) == set()
 
 
 async def test_forum_topics_have_their_own_memory_and_replies_stay_in_their_topic(env):
@@ -330,12 +330,12 @@ async def test_a_user_who_blocked_the_bot_is_marked_and_breaks_nothing(env):
     fake.block(11)
     await env.send(fake.private(ALICE, "hello"), fake.private(BOB, "hello"))
     assert fake.sent(22) and fake.sent(11) == []
-    assert await env.app.store.blocked_accounts("telegram") == {"11"}
+    assert await env.app.store.deliveries.blocked_accounts("telegram") == {"11"}
     assert SORRY not in fake.sent(22)
     fake.blocked.clear()
     await env.send(fake.private(ALICE, "I'm back"))
     assert fake.sent(11)
-    assert await env.app.store.blocked_accounts("telegram") == set()
+    assert await env.app.store.deliveries.blocked_accounts("telegram") == set()
 
 
 async def test_a_redelivered_update_is_answered_once_also_after_a_restart(tmp_path):
@@ -391,8 +391,8 @@ async def test_an_edited_message_changes_the_fact_it_stated(env):
     # so is the reply that quoted it
     assert await env.facts(ALICE, FactStatus.SUPERSEDED) == []
     user = await env.user(ALICE)
-    session = await env.app.store.open_session(1)
-    texts = [t.text for t in await env.app.store.session_turns(session.id)]
+    session = await env.app.store.conversations.open_session(1)
+    texts = [t.text for t in await env.app.store.conversations.session_turns(session.id)]
     assert "remember that I live in Linz" in texts and "remember that I live in Graz" not in texts
     assert not any("Graz" in t for t in texts)
     jazz = fake.private(ALICE, "remember that I like jazz")

@@ -46,12 +46,12 @@ async def _state(store) -> dict:
     """Users, facts and episodes as the store gives them."""
     users = {}
     for name in USERS:
-        user = await store.find_user("console", name)
+        user = await store.identities.find_user("console", name)
         users[name] = None if user is None else (user.id, user.display_name, user.memory_enabled)
     facts = {f.id: (f.user_id, f.text, f.status.value, f.valid_from, f.valid_to, f.topic, scope)
-             for f, scope in await store.all_facts()}
+             for f, scope in await store.facts.all_facts()}
     episodes = {e.id: (e.session_id, e.scope, e.summary, e.status, e.turn_ids)
-                for e in await store.all_episodes()}
+                for e in await store.episodes.all_episodes()}
     return {"users": users, "facts": facts, "episodes": episodes}
 
 

@@ -42,7 +42,7 @@ async def test_forgetting_a_fact_deletes_the_replies_and_summaries_that_quoted_i
         await h.say("remember that I drink green tea")
         await h.say("what do I drink?")
         await h.say("/why")
-        u = await h.store.find_user("console", "alice")
+        u = await h.store.identities.find_user("console", "alice")
         assert len(json.dumps(await h.memory.export_user(u.id)).lower().split("vrellisburg")) > 3
         facts = await h.memory.facts_for(u.id)
         n = next(i for i, f in enumerate(facts, 1) if "Vrellisburg" in f.text)
@@ -63,14 +63,14 @@ async def test_an_edited_message_leaves_no_old_text_in_episodes_exchanges_or_rec
         await h.say("remember that I live in Quendlhof", message_id="m1")
         await h.say("my sister visits next week", message_id="m2")
         await h.say("/new")  # episode and exchanges written with the old text
-        u = await h.store.find_user("console", "alice")
-        assert any("Quendlhof" in r.text for r in await h.store.all_rounds())
+        u = await h.store.identities.find_user("console", "alice")
+        assert any("Quendlhof" in r.text for r in await h.store.episodes.all_rounds())
         await h.engine.edit(h.message("remember that I live in Graz", message_id="m1"))
         assert [f.text for f in await h.memory.facts_for(u.id, history=True)] == [
             "The user lives in Graz"]
         reply = "".join(await h.say("where do I live? which town?"))
         assert "Graz" in reply and "Quendlhof" not in reply  # recall has only the new text
-        rounds = await h.store.all_rounds()
+        rounds = await h.store.episodes.all_rounds()
         assert any("I live in Graz" in r.text for r in rounds)
         assert f"round:{rounds[0].id}" in await h.index.keys()
         (episode,) = await h.memory.episodes_for(u.id)

@@ -128,7 +128,7 @@ async def test_engine_target_stores_replies_in_a_private_chat(tmp_path: Path) ->
         assert "Rooftop beekeeping" in rounds[0].text
         assert ("s:0", "s:1") in [i.source_message_ids for i in target.last_ranking()
                                   if i.kind == "round"]
-        thread = await target.app.store.thread_for_key(ThreadKey("eval", "c"), ChatKind.PRIVATE,
+        thread = await target.app.store.identities.thread_for_key(ThreadKey("eval", "c"), ChatKind.PRIVATE,
                                                        None, t0)
         assert thread.chat_kind is ChatKind.PRIVATE
     finally:

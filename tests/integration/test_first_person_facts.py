@@ -27,12 +27,12 @@ async def test_fact_vectors_and_duplicate_checks_use_the_first_person(tmp_path, 
     h = await make_harness(tmp_path, clock, embedder=embedder)
     try:
         await h.say("remember that I live in Graz")
-        assert "The user lives in Graz" in [f.text for f in await h.store.active_facts(1, "user:1")]
+        assert "The user lives in Graz" in [f.text for f in await h.store.facts.active_facts(1, "user:1")]
         assert "The user lives in Graz" not in embedder.documents  # never embedded as shown
         assert "I lives in Graz" in embedder.documents
         out = await h.say("remember that I live in Graz")  # the duplicate is found
         assert any("already had" in line for line in out)
-        assert len(await h.store.active_facts(1, "user:1")) == 1
+        assert len(await h.store.facts.active_facts(1, "user:1")) == 1
     finally:
         await h.store.close()
 

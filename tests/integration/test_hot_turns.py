@@ -22,7 +22,7 @@ async def _truth(harness, thread_id: int):
     """The thread's open session and newest turns read by a fresh connection (no cache)."""
     fresh = await SQLiteStore.open(harness.store.path)
     try:
-        return await fresh.working_turns(thread_id, LIMIT)
+        return await fresh.conversations.working_turns(thread_id, LIMIT)
     finally:
         await fresh.close()
 
@@ -33,7 +33,7 @@ async def _thread_id(harness, user: str = "alice") -> int:
 
 
 async def _assert_fresh(harness, thread_id: int) -> None:
-    assert await harness.store.working_turns(thread_id, LIMIT) == await _truth(harness, thread_id)
+    assert await harness.store.conversations.working_turns(thread_id, LIMIT) == await _truth(harness, thread_id)
 
 
 async def test_turns_are_served_from_the_cache_and_equal_a_fresh_read(harness):
@@ -45,7 +45,7 @@ async def test_turns_are_served_from_the_cache_and_equal_a_fresh_read(harness):
         await harness.say(f"question number {n}")
         await _assert_fresh(harness, tid)
     assert harness.store.hot.hits > hits  # the reply path read from the cache
-    session, turns = await harness.store.working_turns(tid, LIMIT)
+    session, turns = await harness.store.conversations.working_turns(tid, LIMIT)
     assert [t.role for t in turns] == [Role.USER, Role.ASSISTANT] * 5
     assert session.last_turn_at == turns[-1].created_at
 
@@ -54,9 +54,9 @@ async def test_an_edit_is_never_served_stale(harness):
     await harness.say("my favourite colour is blue", message_id="m1")
     await harness.say("and something else", message_id="m2")
     tid = await _thread_id(harness)
-    await harness.store.working_turns(tid, LIMIT)  # cached
+    await harness.store.conversations.working_turns(tid, LIMIT)  # cached
     await harness.engine.edit(harness.message("my favourite colour is green", message_id="m1"))
-    _, turns = await harness.store.working_turns(tid, LIMIT)
+    _, turns = await harness.store.conversations.working_turns(tid, LIMIT)
     assert "green" in turns[0].text and not any("blue" in t.text for t in turns)
     await _assert_fresh(harness, tid)
     window = await harness.memory.working_memory(await harness.memory.context(
@@ -68,11 +68,11 @@ async def test_forget_all_is_never_served_stale(harness):
     await harness.say("remember I live in Graz")
     await harness.say("what a day")
     tid = await _thread_id(harness)
-    assert (await harness.store.working_turns(tid, LIMIT))[1]
+    assert (await harness.store.conversations.working_turns(tid, LIMIT))[1]
     await harness.say("/forget all")
     await harness.say("yes")
     await _assert_fresh(harness, tid)
-    _, turns = await harness.store.working_turns(tid, LIMIT)
+    _, turns = await harness.store.conversations.working_turns(tid, LIMIT)
     assert not any("Graz" in t.text or "what a day" in t.text for t in turns)
 
 
@@ -84,12 +84,12 @@ async def test_forget_one_fact_and_memory_off_and_new_session(harness):
     await harness.say("/memory_off")
     await harness.say("remember my cat is called Tom")
     await _assert_fresh(harness, tid)
-    before, _ = await harness.store.working_turns(tid, LIMIT)
+    before, _ = await harness.store.conversations.working_turns(tid, LIMIT)
     await harness.say("/new")  # closes and consolidates: memory-off turns are deleted
     await _assert_fresh(harness, tid)
     await harness.say("/memory_on")
     await harness.say("a new start")
-    after, turns = await harness.store.working_turns(tid, LIMIT)
+    after, turns = await harness.store.conversations.working_turns(tid, LIMIT)
     assert after.id != before.id and not any("Tom" in t.text for t in turns)
     await _assert_fresh(harness, tid)
 
@@ -104,7 +104,7 @@ async def test_a_fold_moves_the_window(tmp_path, clock):
         await h.memory.drain()
         tid = await _thread_id(h)
         await _assert_fresh(h, tid)
-        session, _ = await h.store.working_turns(tid, LIMIT)
+        session, _ = await h.store.conversations.working_turns(tid, LIMIT)
         assert session.folded_through > 0  # a fold ran and the cache knows its mark
         window = await h.memory.working_memory(await h.memory.context(h.message("x")))
         assert all(t.id > session.folded_through for t in window)
@@ -115,16 +115,16 @@ async def test_a_fold_moves_the_window(tmp_path, clock):
 async def test_import_replace_and_idle_close_are_never_served_stale(harness):
     await harness.say("remember I live in Graz")
     tid = await _thread_id(harness)
-    user = await harness.store.find_user("console", "alice")
+    user = await harness.store.identities.find_user("console", "alice")
     doc = await harness.memory.export_user(user.id)
     await harness.say("one more thing")
-    await harness.store.working_turns(tid, LIMIT)
+    await harness.store.conversations.working_turns(tid, LIMIT)
     await harness.memory.import_user(doc, replace=True)
     await _assert_fresh(harness, tid)
     harness.clock.advance(7200)
     await harness.memory.close_idle_sessions(timeout_seconds=60)
     await _assert_fresh(harness, tid)
-    assert (await harness.store.working_turns(tid, LIMIT)) == (None, [])
+    assert (await harness.store.conversations.working_turns(tid, LIMIT)) == (None, [])
 
 
 async def test_a_read_racing_a_write_does_not_fill_the_cache(harness, monkeypatch):
@@ -134,7 +134,7 @@ async def test_a_read_racing_a_write_does_not_fill_the_cache(harness, monkeypatc
     harness.store.hot.begin_write(None)  # empty the cache
     harness.store.hot.end_write(None)
     read_done, edited = asyncio.Event(), asyncio.Event()
-    real = harness.store.session_turns
+    real = harness.store.conversations.session_turns
 
     async def slow_read(*args, **kw):  # the read returns old rows after the edit committed
         rows = await real(*args, **kw)
@@ -143,14 +143,14 @@ async def test_a_read_racing_a_write_does_not_fill_the_cache(harness, monkeypatc
         return rows
 
     monkeypatch.setattr(harness.store, "session_turns", slow_read)
-    reader = asyncio.ensure_future(harness.store.working_turns(tid, LIMIT))
+    reader = asyncio.ensure_future(harness.store.conversations.working_turns(tid, LIMIT))
     await read_done.wait()
     await harness.memory.edit_user_turn(ctx, "m1", "edited message", derive_facts=False)
     edited.set()
     _, old = await reader
     assert old[0].text == "first message"  # this caller saw the read's own moment...
     monkeypatch.setattr(harness.store, "session_turns", real)
-    _, turns = await harness.store.working_turns(tid, LIMIT)
+    _, turns = await harness.store.conversations.working_turns(tid, LIMIT)
     assert turns[0].text == "edited message"  # ...but it was not cached
     await _assert_fresh(harness, tid)
 
@@ -158,7 +158,7 @@ async def test_a_read_racing_a_write_does_not_fill_the_cache(harness, monkeypatc
 async def test_a_failed_write_drops_the_cache(harness):
     await harness.say("hello")
     tid = await _thread_id(harness)
-    await harness.store.working_turns(tid, LIMIT)
+    await harness.store.conversations.working_turns(tid, LIMIT)
     with pytest.raises(RuntimeError):
         async with harness.store._tx(hot=()):
             raise RuntimeError("boom")

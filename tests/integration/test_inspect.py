@@ -25,7 +25,7 @@ async def test_inspect_follows_a_fact_from_its_message_to_the_prompt(tmp_path, c
         await h.say("remember bob Zorptangle", user="bob")
         await h.say("do I still live in Linz?", user="alice", message_id="m77")
         lines = await inspect_lines(h.store, "console:alice")
-        user = await h.store.find_user("console", "alice")
+        user = await h.store.identities.find_user("console", "alice")
         assert await inspect_lines(h.store, str(user.id)) == lines  # internal id works too
     finally:
         await _close(h)

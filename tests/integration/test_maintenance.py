@@ -11,7 +11,7 @@ DAY = 86400
 
 
 async def _facts(h, user="alice"):
-    row = await h.store.find_user("console", user)
+    row = await h.store.identities.find_user("console", user)
     return {f.id: f for f in await h.memory.facts_for(row.id, history=True)}
 
 
@@ -74,24 +74,24 @@ async def test_retention_deletes_old_consolidated_turns_with_their_rounds(lance_
     h = lance_harness
     await h.say("Zanzibarquux is the project codename")
     await h.say("/new")
-    old_session = await h.store.get_session(1)
+    old_session = await h.store.conversations.get_session(1)
     h.clock.advance(10 * DAY)
     await h.say("a recent conversation about Qwertyplonk")
     await h.say("/new")
     await h.say("an open conversation about Zanzibarquux")
-    rounds_before = {r.id: r for r in await h.store.all_rounds()}
+    rounds_before = {r.id: r for r in await h.store.episodes.all_rounds()}
     old_rounds = [i for i, r in rounds_before.items() if r.session_id == old_session.id]
     assert len(old_rounds) == 1
 
     report = await h.memory.run_maintenance(expire_days=0, retention_days=7)
     assert (report.deleted_turns, report.deleted_rounds) == (2, 1)  # the user turn and reply
-    assert await h.store.session_turns(old_session.id) == []
-    assert {r.session_id for r in await h.store.all_rounds()} == {2}
+    assert await h.store.conversations.session_turns(old_session.id) == []
+    assert {r.session_id for r in await h.store.episodes.all_rounds()} == {2}
     keys = await h.index.keys()
     assert f"round:{old_rounds[0]}" not in keys
     assert sum(k.startswith("episode:") for k in keys) == 2  # episodes stay
-    assert len(await h.store.session_turns(2)) == 2
-    assert len(await h.store.session_turns(3)) == 2  # the open session is untouched
+    assert len(await h.store.conversations.session_turns(2)) == 2
+    assert len(await h.store.conversations.session_turns(3)) == 2  # the open session is untouched
     ctx = await h.memory.context(h.message("Zanzibarquux"))
     result = await h.memory.recall(ctx, "Zanzibarquux codename", touch=False)
     assert all(i.kind is not ItemKind.ROUND or i.source_session_id != old_session.id

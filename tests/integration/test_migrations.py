@@ -64,13 +64,13 @@ async def test_every_earlier_version_migrates_to_the_current_schema(tmp_path, ve
         assert (await store._one("PRAGMA integrity_check"))[0] == "ok"
         assert await store._all("PRAGMA foreign_key_check") == []
         if version >= 1:
-            turns = await store.session_turns(1)
+            turns = await store.conversations.session_turns(1)
             assert [t.text for t in turns] == ["I keep bees on the roof"]
-            assert await store.due_messages("telegram") == []  # stored by an earlier version
-            assert (await store.get_user(1)).language is None  # no /language chosen yet
+            assert await store.deliveries.due_messages("telegram") == []  # stored by an earlier version
+            assert (await store.identities.get_user(1)).language is None  # no /language chosen yet
         if version >= 6:
-            assert await store.update_state("telegram", "bot:1001") == "handled"
-            assert await store.received_updates("telegram") == []
+            assert await store.deliveries.update_state("telegram", "bot:1001") == "handled"
+            assert await store.deliveries.received_updates("telegram") == []
     finally:
         await store.close()
     assert _schema(old) == _schema(new)

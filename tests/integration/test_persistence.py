@@ -33,8 +33,8 @@ async def test_close_and_reopen_loses_nothing(tmp_path, clock):
     h = await make_harness(tmp_path, clock, lance=True)
     try:
         assert await h.store.count_rows("turns") == turns_before
-        user = await h.store.find_user("console", "alice")
-        assert [f.text for f in await h.store.list_facts(user.id, [FactStatus.ACTIVE])] == [
+        user = await h.store.identities.find_user("console", "alice")
+        assert [f.text for f in await h.store.facts.list_facts(user.id, [FactStatus.ACTIVE])] == [
             "The user mainly programs in Python"]
         assert await _recall_keys(h) == before
         ctx = await h.memory.context(h.message("x"))
@@ -87,8 +87,8 @@ async def test_forget_all_is_physical_and_scoped_to_one_user(tmp_path, clock):
         reply = (await h.say("yes", user="alice"))[0]
         assert "1 fact(s)" in reply
         assert _files_containing(tmp_path, b"Zanzibarquux") == []
-        bob = await h.store.find_user("console", "bob")
-        assert len(await h.store.list_facts(bob.id, [FactStatus.ACTIVE])) == 3
+        bob = await h.store.identities.find_user("console", "bob")
+        assert len(await h.store.facts.list_facts(bob.id, [FactStatus.ACTIVE])) == 3
         assert len(await h.memory.episodes_for(bob.id)) == 1
         assert _files_containing(tmp_path, b"Qwertyplonk")
         keys = await h.index.keys()
@@ -162,8 +162,8 @@ async def test_forget_n_is_physical_with_vector_bytes_and_citing_episodes(tmp_pa
         await h.say("remember I mainly use Python", user="alice")
         await h.say("/new", user="alice")  # an episode now cites the marker's turns
         await h.say("remember bob likes Qwertyplonk tea", user="bob")
-        alice = await h.store.find_user("console", "alice")
-        facts = await h.store.list_facts(alice.id, [FactStatus.ACTIVE])
+        alice = await h.store.identities.find_user("console", "alice")
+        facts = await h.store.facts.list_facts(alice.id, [FactStatus.ACTIVE])
         marked = next(f for f in facts if "Vexmarrowind" in f.text)
         vector = await _vector_slice(h, f"fact:{marked.id}")
         assert _files_containing_any_case(tmp_path, b"VEXMARROWIND")
@@ -173,7 +173,7 @@ async def test_forget_n_is_physical_with_vector_bytes_and_citing_episodes(tmp_pa
         assert reply.startswith("Forgotten:")
         assert _files_containing_any_case(tmp_path, b"vexmarrowind") == []
         assert _files_containing(tmp_path, vector) == []
-        assert [f.text for f in await h.store.list_facts(alice.id, [FactStatus.ACTIVE])] == [
+        assert [f.text for f in await h.store.facts.list_facts(alice.id, [FactStatus.ACTIVE])] == [
             "The user mainly programs in Python"]
         assert "Vexmarrowind" not in (await h.say("/memories episodes", user="alice"))[0]
         (episode,) = await h.memory.episodes_for(alice.id)  # re-summarised from what is left
@@ -190,8 +190,8 @@ async def test_forget_all_removes_text_and_vector_bytes(tmp_path, clock):
         await h.say("We talked about glimmerquonk pies", user="alice")
         await h.say("/new", user="alice")
         await h.say("remember bob fact Qwertyplonk", user="bob")
-        alice = await h.store.find_user("console", "alice")
-        (fact,) = await h.store.list_facts(alice.id, [FactStatus.ACTIVE])
+        alice = await h.store.identities.find_user("console", "alice")
+        (fact,) = await h.store.facts.list_facts(alice.id, [FactStatus.ACTIVE])
         vector = await _vector_slice(h, f"fact:{fact.id}")
         assert _files_containing(tmp_path, vector)
         await h.say("/forget all", user="alice")
@@ -217,7 +217,7 @@ async def test_forget_all_reaches_group_turns_and_replies_quoting_them(tmp_path,
         await h.say("/forget all", user="alice")
         await h.say("yes", user="alice")
         assert _files_containing_any_case(tmp_path, b"flumbertown") == []
-        bob = await h.store.find_user("console", "bob")
-        assert len(await h.store.list_facts(bob.id, [FactStatus.ACTIVE])) == 1
+        bob = await h.store.identities.find_user("console", "bob")
+        assert len(await h.store.facts.list_facts(bob.id, [FactStatus.ACTIVE])) == 1
     finally:
         await _close(h)

@@ -37,8 +37,8 @@ async def _seed_alice(h):
 
 
 async def _snapshot(h, user="alice"):
-    u = await h.store.find_user("console", user)
-    facts = await h.store.list_facts(
+    u = await h.store.identities.find_user("console", user)
+    facts = await h.store.facts.list_facts(
         u.id, [FactStatus.ACTIVE, FactStatus.SUPERSEDED, FactStatus.ARCHIVED])
     episodes = await h.memory.episodes_for(u.id)
     return ([(f.text, f.status.value, f.valid_from, f.valid_to, f.topic) for f in facts],
@@ -93,7 +93,7 @@ async def test_cli_import_refuses_an_existing_user_unless_replace(tmp_path, cloc
     a = await make_harness(tmp_path / "a", clock, lance=True)
     try:
         await _seed_alice(a)
-        doc = await a.memory.export_user((await a.store.find_user("console", "alice")).id)
+        doc = await a.memory.export_user((await a.store.identities.find_user("console", "alice")).id)
         before = await _snapshot(a)
     finally:
         await _close(a)
@@ -126,7 +126,7 @@ async def test_two_users_cannot_see_or_touch_each_other(tmp_path, clock):
         await h.say("We talked about Snorkelwhip toys", user="alice")
         await h.say("/new", user="alice")
         await h.say("remember I like Brubeckian jazz", user="bob")
-        alice = await h.store.find_user("console", "alice")
+        alice = await h.store.identities.find_user("console", "alice")
         before = await _snapshot(h, "alice")
         keys_before = await h.index.keys()
         bob_says = []
@@ -141,7 +141,7 @@ async def test_two_users_cannot_see_or_touch_each_other(tmp_path, clock):
         await h.say("/forget all", user="bob")
         await h.say("yes", user="bob")
         assert await _snapshot(h, "alice") == before
-        alice_facts = await h.store.list_facts(alice.id, [FactStatus.ACTIVE])
+        alice_facts = await h.store.facts.list_facts(alice.id, [FactStatus.ACTIVE])
         assert len(alice_facts) == 2
         alice_keys = ({f"fact:{f.id}" for f in alice_facts}
                       | {f"episode:{e.id}" for e in await h.memory.episodes_for(alice.id)})
@@ -155,7 +155,7 @@ async def test_memory_off_writes_nothing_and_on_brings_facts_back(tmp_path, cloc
     try:
         await h.say("remember I mainly use Python", user="carol")
         await h.say("/new", user="carol")
-        carol = await h.store.find_user("console", "carol")
+        carol = await h.store.identities.find_user("console", "carol")
         counts = [await h.store.count_rows(t) for t in ("facts", "episodes", "rounds")]
         await h.say("/memory_off", user="carol")
         assert "Memory is OFF" in (await h.say("/memories", user="carol"))[0]
@@ -260,7 +260,7 @@ async def _alice_export(tmp_path: Path, clock) -> dict:
     a = await make_harness(tmp_path / "a", clock, lance=True)
     try:
         await _seed_alice(a)
-        doc = await a.memory.export_user((await a.store.find_user("console", "alice")).id)
+        doc = await a.memory.export_user((await a.store.identities.find_user("console", "alice")).id)
     finally:
         await _close(a)
     return doc
@@ -317,7 +317,7 @@ async def test_an_import_into_another_users_private_chat_is_refused(tmp_path, cl
         await b.say("my secret plan is ready", user="alice")
         with pytest.raises(UserExistsError, match="belongs to another user"):
             await b.memory.import_user(doc)
-        assert await b.store.find_user("console", "mallory") is None
+        assert await b.store.identities.find_user("console", "mallory") is None
     finally:
         await _close(b)
 
@@ -365,7 +365,7 @@ async def test_forget_n_asks_before_taking_history_and_names_everything_it_took(
         assert question.startswith(f"This will delete fact {numbers['Linz']} and the earlier")
         assert "- The user lives in Linz\n- The user lives in Vienna\n" in question
         assert "Graz" not in question
-        u = await h.store.find_user("console", "alice")
+        u = await h.store.identities.find_user("console", "alice")
         assert len(await h.memory.facts_for(u.id, history=True)) == 3  # nothing yet
         answer = (await h.say("yes"))[0]
         assert answer.startswith("Forgotten: The user lives in Linz and its earlier value(s): "

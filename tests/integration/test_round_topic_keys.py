@@ -31,7 +31,7 @@ async def test_the_keys_hold_the_topic_statement_not_the_text_and_write_no_fact(
         [row] = await _round_rows(h)
         assert "years old" in row["search_text"] and "born" in row["search_text"]
         assert "years old" not in row["text"]
-        assert await h.store.active_facts(1, "user:1") == []  # said once: a candidate only
+        assert await h.store.facts.active_facts(1, "user:1") == []  # said once: a candidate only
 
         await h.index.delete([row["key"]])  # rebuilt from SQLite: the same keys
         await h.memory.reconcile()

@@ -28,7 +28,7 @@ async def _closed_round(tmp_path, clock, **kw):
     h = await make_harness(tmp_path, clock, lance=True, embedder=embedder, **kw)
     await h.say(USER)
     await h.say("/new")
-    [rnd] = (await h.store.get_rounds([1])).values()
+    [rnd] = (await h.store.episodes.get_rounds([1])).values()
     return h, embedder, rnd
 
 
@@ -106,7 +106,7 @@ async def test_a_long_round_is_embedded_from_its_start_alone(tmp_path, clock):
     try:
         await h.say("I adopted a grey cat called Miso last week, what should she eat?")
         await h.say("/new")
-        [rnd] = (await h.store.get_rounds([1])).values()
+        [rnd] = (await h.store.episodes.get_rounds([1])).values()
         assert len(rnd.text) > 3 * service_module.ROUND_EMBED_CHARS
         assert all(len(t) <= service_module.ROUND_EMBED_CHARS for t in embedder.documents)
         head = service_module._embed_head(rnd.text)

@@ -15,11 +15,11 @@ async def _seed(harness) -> None:
 
 async def _state(harness, user: str = "alice") -> dict:
     """Everything a bad argument must leave as it was."""
-    found = await harness.store.find_user("console", user)
+    found = await harness.store.identities.find_user("console", user)
     if found is None:
         return {}
-    facts = await harness.store.list_facts(found.id, list(FactStatus))
-    session = await harness.store.open_session(1)
+    facts = await harness.store.facts.list_facts(found.id, list(FactStatus))
+    session = await harness.store.conversations.open_session(1)
     return {"facts": sorted((f.id, f.text, f.status) for f in facts),
             "episodes": len(await harness.memory.episodes_for(found.id)),
             "session": session.id if session else None,

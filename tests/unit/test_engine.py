@@ -12,14 +12,14 @@ from tests.conftest import make_harness
 async def test_explicit_fact_is_written_before_the_next_input(harness):
     replies = await harness.say("Remember that I prefer short answers.")
     assert replies[0] == "Noted: The user prefers short answers"
-    user = await harness.store.find_user("console", "alice")
-    facts = await harness.store.list_facts(user.id, [FactStatus.ACTIVE])
+    user = await harness.store.identities.find_user("console", "alice")
+    facts = await harness.store.facts.list_facts(user.id, [FactStatus.ACTIVE])
     assert [f.text for f in facts] == ["The user prefers short answers"]
     assert facts[0].origin_kind is ChatKind.PRIVATE
     assert "fact:%d" % facts[0].id in await harness.index.keys()
     # the very next message recalls it
     await harness.say("Do you keep short answers in mind?")
-    record = await harness.store.load_prompt_record(facts[0].origin_thread_id, user.id)
+    record = await harness.store.records.load_prompt_record(facts[0].origin_thread_id, user.id)
     assert any(i["key"] == f"fact:{facts[0].id}" for i in record["items"])
 
 
@@ -28,8 +28,8 @@ async def test_restating_confirms_instead_of_adding_a_twin(harness):
     await harness.say("/new")
     replies = await harness.say("Remember I'm allergic to peanuts")
     assert replies[0].startswith("I already had that")
-    user = await harness.store.find_user("console", "alice")
-    facts = await harness.store.list_facts(user.id, [FactStatus.ACTIVE])
+    user = await harness.store.identities.find_user("console", "alice")
+    facts = await harness.store.facts.list_facts(user.id, [FactStatus.ACTIVE])
     assert len(facts) == 1 and facts[0].confirmations == 2
 
 
@@ -37,7 +37,7 @@ async def test_new_closes_the_session_into_an_episode_and_rounds(harness):
     await harness.say("I'm choosing a vector database, budget is $500 per month.")
     await harness.say("We should start with a benchmark on 2024-06-01.")
     assert (await harness.say("/new"))[0].startswith("Started a new conversation. I saved")
-    user = await harness.store.find_user("console", "alice")
+    user = await harness.store.identities.find_user("console", "alice")
     episodes = await harness.memory.episodes_for(user.id)
     assert len(episodes) == 1
     episode = episodes[0]
@@ -48,14 +48,14 @@ async def test_new_closes_the_session_into_an_episode_and_rounds(harness):
     assert sum(k.startswith("round:") for k in keys) == 2
     # the next session starts with the last episode of the thread, pinned
     await harness.say("hello again")
-    record = await harness.store.load_prompt_record(1, user.id)
+    record = await harness.store.records.load_prompt_record(1, user.id)
     assert record["items"][0]["key"] == f"episode:{episode.id}" and record["items"][0]["pinned"]
 
 
 async def test_end_phrase_closes_and_replies_in_language(harness):
     await harness.say("我是做量化策略的")
     assert "下次见" in (await harness.say("先这样"))[0]
-    user = await harness.store.find_user("console", "alice")
+    user = await harness.store.identities.find_user("console", "alice")
     assert len(await harness.memory.episodes_for(user.id)) == 1
     assert (await harness.say("bye"))[0] == "Bye for now!"  # nothing open: no second episode
     assert len(await harness.memory.episodes_for(user.id)) == 1
@@ -64,8 +64,8 @@ async def test_end_phrase_closes_and_replies_in_language(harness):
 async def test_secrets_are_redacted_before_storage_and_the_reply_says_so(harness):
     replies = await harness.say("my password is hunter22x, remember it")
     assert "did not keep the password" in replies[-1]
-    session = await harness.store.open_session(1)
-    turns = await harness.store.session_turns(session.id)
+    session = await harness.store.conversations.open_session(1)
+    turns = await harness.store.conversations.session_turns(session.id)
     assert all("hunter22x" not in t.text for t in turns)
 
 
@@ -103,9 +103,9 @@ async def test_forget_all_prompt_counts_the_history_it_deletes(harness):
     await harness.say("remember I live in Graz")
     await harness.say("/new")
     await harness.say("No, I live in Linz")
-    user = await harness.store.find_user("console", "alice")
+    user = await harness.store.identities.find_user("console", "alice")
     every = list(FactStatus)
-    stored = await harness.store.list_facts(user.id, every)
+    stored = await harness.store.facts.list_facts(user.id, every)
     assert {f.status for f in stored} == {FactStatus.ACTIVE, FactStatus.SUPERSEDED}
     ask = (await harness.say("/forget all"))[0]
     done = (await harness.say("yes"))[0]
@@ -113,7 +113,7 @@ async def test_forget_all_prompt_counts_the_history_it_deletes(harness):
     deleted = int(re.search(r"(\d+) fact\(s\)", done).group(1))
     assert asked == deleted == len(stored) == 2
     assert "including 1 earlier version(s)" in ask
-    assert await harness.store.list_facts(user.id, every) == []
+    assert await harness.store.facts.list_facts(user.id, every) == []
 
 
 async def test_forget_all_prompt_counts_group_conversations_it_deletes(harness):
@@ -124,7 +124,7 @@ async def test_forget_all_prompt_counts_group_conversations_it_deletes(harness):
     await harness.say("/new", user="alice", **group)  # a group episode citing alice's turn
     await harness.say("I'll bring the cake", user="bob", **group)
     await harness.say("/new", user="bob", **group)  # bob's alone: not alice's to delete
-    alice = await harness.store.find_user("console", "alice")
+    alice = await harness.store.identities.find_user("console", "alice")
     assert await harness.memory.episodes_for(alice.id) == []  # private episodes only
     ask = (await harness.say("/forget all", user="alice"))[0]
     done = (await harness.say("yes", user="alice"))[0]
@@ -153,12 +153,12 @@ async def test_memory_off_keeps_nothing_and_on_resumes(harness):
     listing = (await harness.say("/memories"))[0]
     assert listing.startswith("Memory is OFF") and "Tom" not in listing
     await harness.say("/new")
-    user = await harness.store.find_user("console", "alice")
+    user = await harness.store.identities.find_user("console", "alice")
     assert len(await harness.memory.episodes_for(user.id)) == 1  # the off session left nothing
     assert await harness.store.count_rows("turns") == 2  # the first session's turns only
     await harness.say("/memory_on")
     await harness.say("is Graz nice?")
-    record = await harness.store.load_prompt_record(1, user.id)
+    record = await harness.store.records.load_prompt_record(1, user.id)
     assert any(i["kind"] == "fact" for i in record["items"])
 
 
@@ -171,7 +171,7 @@ async def test_with_memory_off_no_reply_claims_anything_was_kept(harness):
     await harness.say("记住我的船叫海胆。")
     assert (await harness.say("/new")) == [
         "Started a new conversation. Memory is off, so nothing of the last one was kept."]
-    user = await harness.store.find_user("console", "alice")
+    user = await harness.store.identities.find_user("console", "alice")
     assert await harness.memory.episodes_for(user.id) == []
     await harness.say("/memory_on")
     await harness.say("I like sailing")
@@ -197,8 +197,8 @@ async def test_model_failure_apologises_and_stores_no_reply(tmp_path, clock):
     try:
         replies = await h.say("hello")
         assert "can't reach the model" in replies[-1] and "message is saved" in replies[-1]
-        session = await h.store.open_session(1)
-        roles = [t.role for t in await h.store.session_turns(session.id)]
+        session = await h.store.conversations.open_session(1)
+        roles = [t.role for t in await h.store.conversations.session_turns(session.id)]
         assert roles == [Role.USER]
     finally:
         await h.store.close()
@@ -209,10 +209,10 @@ async def test_two_users_never_see_each_other(harness):
     await harness.say("I'm planning a trip to Kyoto", user="alice")
     await harness.say("/new", user="alice")
     await harness.say("what food do I love? any trip plans to Kyoto?", user="bob")
-    bob = await harness.store.find_user("console", "bob")
-    thread = await harness.store.thread_for_key(
+    bob = await harness.store.identities.find_user("console", "bob")
+    thread = await harness.store.identities.thread_for_key(
         harness.message("x", user="bob").thread, ChatKind.PRIVATE, None, clock_now(harness))
-    record = await harness.store.load_prompt_record(thread.id, bob.id)
+    record = await harness.store.records.load_prompt_record(thread.id, bob.id)
     assert record["items"] == []
 
 
@@ -223,18 +223,18 @@ def clock_now(h):
 async def test_group_facts_stay_in_their_group(harness):
     await harness.say("remember I am vegetarian", user="ana", chat="g1", kind=ChatKind.GROUP)
     await harness.say("what do I eat?", user="ana")  # her private chat
-    ana = await harness.store.find_user("console", "ana")
-    private = await harness.store.thread_for_key(
+    ana = await harness.store.identities.find_user("console", "ana")
+    private = await harness.store.identities.thread_for_key(
         harness.message("x", user="ana").thread, ChatKind.PRIVATE, None, clock_now(harness))
-    record = await harness.store.load_prompt_record(private.id, ana.id)
+    record = await harness.store.records.load_prompt_record(private.id, ana.id)
     assert all(i["kind"] != ItemKind.FACT.value for i in record["items"])
     # and Ben in the group does not get Ana's fact
     await harness.say("what do I eat?", user="ben", chat="g1", kind=ChatKind.GROUP)
-    ben = await harness.store.find_user("console", "ben")
-    group = await harness.store.thread_for_key(
+    ben = await harness.store.identities.find_user("console", "ben")
+    group = await harness.store.identities.thread_for_key(
         harness.message("x", user="ben", chat="g1").thread, ChatKind.GROUP, "g1",
         clock_now(harness))
-    record = await harness.store.load_prompt_record(group.id, ben.id)
+    record = await harness.store.records.load_prompt_record(group.id, ben.id)
     assert all(i["kind"] != "fact" for i in record["items"])
 
 
@@ -263,7 +263,7 @@ async def test_why_and_help_and_unknown(harness):
 
 async def test_timezone_in_any_case_and_memory_on_when_already_on(harness):
     assert (await harness.say("/timezone europe/vienna"))[0].startswith("Time zone set to Europe/Vienna")
-    user = await harness.store.find_user("console", "alice")
+    user = await harness.store.identities.find_user("console", "alice")
     assert user.timezone == "Europe/Vienna"
     assert (await harness.say("/memory_on"))[0].startswith("Memory is already on")
     await harness.say("/memory_off")
@@ -275,7 +275,7 @@ async def test_forget_in_a_plain_message_points_to_the_command_and_deletes_nothi
     out = await harness.say("Forget that I prefer tea.")
     assert any(line.startswith("To delete something I remember, send /forget") for line in out)
     assert any("要删除我记住的内容" in line for line in await harness.say("忘掉我喜欢喝茶"))
-    user = await harness.store.find_user("console", "alice")
+    user = await harness.store.identities.find_user("console", "alice")
     assert [f.text for f in await harness.memory.facts_for(user.id)] == ["The user prefers tea"]
     assert not any("/forget" in line for line in await harness.say("I forget things a lot"))
 

@@ -20,7 +20,7 @@ class Brief:
 
 
 async def _session_episode(h, session_id=1):
-    return await h.store.session_episode(session_id)
+    return await h.store.episodes.session_episode(session_id)
 
 
 async def test_a_120_turn_session_folds_three_times_and_keeps_everything(tmp_path, clock):
@@ -44,14 +44,14 @@ async def test_a_120_turn_session_folds_three_times_and_keeps_everything(tmp_pat
         assert any("$4,200" in t for t in texts)  # key data of the first fold is still there
         assert any("riverside hotel" in d for d in episode.decisions)
         assert any("airport transfer" in t for t in episode.open_tasks)
-        session = await h.store.open_session(1)
+        session = await h.store.conversations.open_session(1)
         assert session.folded_through > 0
         ctx = await h.memory.context(h.message("x"))
         window = await h.memory.working_memory(ctx)
         assert 10 <= len(window) <= 41 and all(t.id > session.folded_through for t in window)
         # at turn 121 both the early fact and the decision are in the prompt
         await h.say("What was the budget, and which hotel did we pick?")
-        record = await h.store.load_prompt_record(1, ctx.user.id)
+        record = await h.store.records.load_prompt_record(1, ctx.user.id)
         prompt_memory = "\n".join(i["text"] for i in record["items"])
         assert "$4,200" in prompt_memory and "riverside hotel" in prompt_memory
         assert record["items"][0]["pinned"]
@@ -74,7 +74,7 @@ async def test_closing_after_folds_finishes_the_same_episode(tmp_path, clock):
         assert episode.status == "closed" and episode.folds >= 1
         assert any("LH1000" in k.text for k in episode.key_data)
         assert any("LH1007" in k.text for k in episode.key_data)
-        rounds = await h.store.all_rounds()
+        rounds = await h.store.episodes.all_rounds()
         covered = sorted(t for r in rounds for t in r.turn_ids)
         assert covered == list(range(1, 17))  # every turn in exactly one round
     finally:
@@ -86,35 +86,35 @@ async def test_open_tasks_stay_open_across_episodes_until_done(harness):
     await harness.say("/new")
     await harness.say("I looked at train times today.")
     await harness.say("/new")
-    second = await harness.store.session_episode(2)
+    second = await harness.store.episodes.session_episode(2)
     assert any("book the hotel" in t for t in second.open_tasks)
     await harness.say("Good news: I booked the hotel in Porto already.")
     await harness.say("/new")
-    third = await harness.store.session_episode(3)
+    third = await harness.store.episodes.session_episode(3)
     assert not any("hotel" in t for t in third.open_tasks)
 
 
 async def test_duplicate_and_racing_triggers_leave_one_episode(harness):
     await harness.say("Planning a trip to Kyoto in 2027.")
     ctx = await harness.memory.context(harness.message("x"))
-    session = await harness.store.open_session(ctx.thread.id)
-    assert await harness.store.close_session(session.id, harness.clock.now(), "idle")
-    assert not await harness.store.close_session(session.id, harness.clock.now(), "new")
+    session = await harness.store.conversations.open_session(ctx.thread.id)
+    assert await harness.store.conversations.close_session(session.id, harness.clock.now(), "idle")
+    assert not await harness.store.conversations.close_session(session.id, harness.clock.now(), "new")
     done = await asyncio.gather(*[harness.memory.consolidate_pending() for _ in range(4)])
     assert sum(done) == 1
     assert await harness.store.count_rows("episodes") == 1
-    assert await harness.store.pending_work() == []
+    assert await harness.store.work.pending_work() == []
 
 
 async def test_first_turn_of_the_next_session_sees_the_previous_episode(harness):
     await harness.say("I'm comparing LanceDB and pgvector for the quant platform.")
     ctx = await harness.memory.context(harness.message("x"))
-    session = await harness.store.open_session(ctx.thread.id)
+    session = await harness.store.conversations.open_session(ctx.thread.id)
     # the idle timer closed the session but its consolidation has not run yet
-    await harness.store.close_session(session.id, harness.clock.now(), "idle")
+    await harness.store.conversations.close_session(session.id, harness.clock.now(), "idle")
     harness.clock.advance(0.5)
     await harness.say("so which one did we prefer?")
-    record = await harness.store.load_prompt_record(ctx.thread.id, ctx.user.id)
+    record = await harness.store.records.load_prompt_record(ctx.thread.id, ctx.user.id)
     assert record["items"] and record["items"][0]["pinned"]
     assert "LanceDB" in record["items"][0]["text"]
 
@@ -124,7 +124,7 @@ async def test_a_follow_up_right_after_new_sees_the_episode(harness):
     await harness.say("/new")
     await harness.say("ok, what was the plan?")
     ctx = await harness.memory.context(harness.message("x"))
-    record = await harness.store.load_prompt_record(ctx.thread.id, ctx.user.id)
+    record = await harness.store.records.load_prompt_record(ctx.thread.id, ctx.user.id)
     assert any("billing service" in i["text"] and i["pinned"] for i in record["items"])
 
 
@@ -132,14 +132,14 @@ async def test_group_episodes_name_participants_and_stay_in_their_thread(harness
     await harness.say("Let's meet at 7pm at the station.", user="ana", chat="g", kind=ChatKind.GROUP)
     await harness.say("I'll bring the tickets for 2 people.", user="ben", chat="g", kind=ChatKind.GROUP)
     await harness.say("/new", user="ana", chat="g", kind=ChatKind.GROUP)
-    episode = await harness.store.session_episode(1)
+    episode = await harness.store.episodes.session_episode(1)
     assert set(episode.participants) == {"Ana", "Ben"}
     assert episode.scope.kind == "thread"
     # not recalled in Ana's private chat
     await harness.say("when do we meet at the station?", user="ana")
-    ana = await harness.store.find_user("console", "ana")
+    ana = await harness.store.identities.find_user("console", "ana")
     private = await harness.memory.context(harness.message("x", user="ana"))
-    record = await harness.store.load_prompt_record(private.thread.id, ana.id)
+    record = await harness.store.records.load_prompt_record(private.thread.id, ana.id)
     assert record["items"] == []
 
 
@@ -153,5 +153,5 @@ async def test_round_keys_are_expanded_with_facts_and_dates(harness):
     assert "2023 05 07" in keys and "may 2023 sunday" in keys  # "yesterday", resolved
     assert "graz" in keys and "lives" in keys  # the fact drawn from the round
     assert all(r.text for r in rows.values())
-    turns = await harness.store.get_turns(range(1, 10))
+    turns = await harness.store.conversations.get_turns(range(1, 10))
     assert [t.role for t in turns][:2] == [Role.USER, Role.ASSISTANT]

@@ -58,7 +58,7 @@ async def test_recall_shows_the_users_statement_from_a_long_round(tmp_path, cloc
         result = await h.memory.recall(ctx, QUESTION, touch=False)
         item = next(i for i in result.ranked if i.kind is ItemKind.ROUND)
         assert "$800" in item.text and item.tokens <= ROUND_PROMPT_TOKENS
-        turns = await h.store.get_turns(set(item.source_turn_ids))
+        turns = await h.store.conversations.get_turns(set(item.source_turn_ids))
         assert [t.role.value for t in turns] == ["user"]
     finally:
         await h.store.close()

@@ -16,6 +16,7 @@ from bot.settings import load_settings
 from bot.usage import render_stats
 from memory.assembly import MEMORY_FRAME, PERSONA
 from memory.errors import ConfigError
+from memory.records import UsageEntry
 from memory.stores.sqlite import SQLiteStore
 
 
@@ -88,21 +89,23 @@ async def test_usage_totals_per_user_day_and_model(tmp_path):
     store = await SQLiteStore.open(tmp_path / "memory.db")
     try:
         now = datetime(2026, 11, 30, 23, 59, tzinfo=timezone.utc)
-        user_id = (await store.user_for_account("console", "alice", "Alice", now)).id
-        other_id = (await store.user_for_account("console", "bob", "Bob", now)).id
+        user_id = (await store.identities.user_for_account("console", "alice", "Alice", now)).id
+        other_id = (await store.identities.user_for_account("console", "bob", "Bob", now)).id
         for day, model, cost in [("2026-11-30", "claude-haiku-4-5", 0.01),
                                  ("2026-11-30", "claude-haiku-4-5", 0.02),
                                  ("2026-11-29", "qwen3", None)]:
-            await store.add_model_usage(user_id, day, model, input_tokens=100, output_tokens=10,
-                                        cache_read_input_tokens=5, cost_usd=cost)
-        await store.add_model_usage(other_id, "2026-11-30", "claude-haiku-4-5", input_tokens=1,
-                                    output_tokens=1, cost_usd=1.0)
-        rows = await store.model_usage(user_id)
+            await store.records.add_model_usage(UsageEntry(
+                user_id, day, model, input_tokens=100, output_tokens=10,
+                cache_read_input_tokens=5, cost_usd=cost))
+        await store.records.add_model_usage(UsageEntry(
+            other_id, "2026-11-30", "claude-haiku-4-5", input_tokens=1, output_tokens=1,
+            cost_usd=1.0))
+        rows = await store.records.model_usage(user_id)
         assert [(r.day, r.model, r.calls, r.input_tokens, r.cache_read_input_tokens)
                 for r in rows] == [("2026-11-30", "claude-haiku-4-5", 2, 200, 10),
                                    ("2026-11-29", "qwen3", 1, 100, 5)]
         assert rows[0].cost_usd == pytest.approx(0.03) and rows[1].cost_usd is None
-        assert [r.day for r in await store.model_usage(user_id, since_day="2026-11-30")] == [
+        assert [r.day for r in await store.records.model_usage(user_id, since_day="2026-11-30")] == [
             "2026-11-30"]
         text = render_stats(rows, today=now)
         assert "$0.0300" in text and "cost unknown" in text

@@ -200,13 +200,13 @@ async def test_a_profile_fact_counts_as_recalled_only_when_the_message_matched_i
     await harness.say("Remember that I'm allergic to peanuts.")
     await harness.say("/new")
     ctx = await harness.memory.context(harness.message("x"))
-    (before,) = await harness.store.list_facts(ctx.user.id, [FactStatus.ACTIVE])
+    (before,) = await harness.store.facts.list_facts(ctx.user.id, [FactStatus.ACTIVE])
     harness.clock.advance(3600)
     await harness.memory.recall(ctx, "how do I fix a flat tyre?")
-    (stored,) = await harness.store.list_facts(ctx.user.id, [FactStatus.ACTIVE])
+    (stored,) = await harness.store.facts.list_facts(ctx.user.id, [FactStatus.ACTIVE])
     assert stored.last_recalled_at == before.last_recalled_at  # shown, not recalled: it may
     await harness.memory.recall(ctx, "am I allergic to peanuts?")  # still expire unused
-    (stored,) = await harness.store.list_facts(ctx.user.id, [FactStatus.ACTIVE])
+    (stored,) = await harness.store.facts.list_facts(ctx.user.id, [FactStatus.ACTIVE])
     assert stored.last_recalled_at == harness.clock.now()
 
 

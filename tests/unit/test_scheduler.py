@@ -44,7 +44,7 @@ async def _thread_id(h, user="alice") -> int:
 
 
 async def _episodes(h, user="alice") -> int:
-    user_row = await h.store.find_user("console", user)
+    user_row = await h.store.identities.find_user("console", user)
     return len(await h.memory.episodes_for(user_row.id))
 
 
@@ -75,7 +75,7 @@ async def test_every_turn_replaces_the_threads_idle_job(wired):
     job = sched.scheduler.get_job(idle_job_id(thread_id))
     assert isinstance(job.trigger, DateTrigger) and job.func is idle_job
     assert abs((job.next_run_time - _system_now()).total_seconds() - TIMEOUT) < 5
-    session = await h.store.open_session(thread_id)
+    session = await h.store.conversations.open_session(thread_id)
     assert job.args[1:] == (thread_id, idle_deadline(session.last_turn_at, TIMEOUT))
     first_deadline = job.args[2]
     h.clock.advance(600)
@@ -93,12 +93,12 @@ async def test_idle_session_gets_exactly_one_episode(wired):
     h.clock.advance(TIMEOUT + 1)
     await idle_job(sched, thread_id, watched.args[2])  # what the scheduler runs when due
     assert await _episodes(h) == 1
-    assert await h.store.open_session(thread_id) is None
+    assert await h.store.conversations.open_session(thread_id) is None
     after = sched.scheduler.get_job(idle_job_id(thread_id))
     assert after.args == watched.args  # nothing new to watch
     await idle_job(sched, thread_id, watched.args[2])  # fired twice: still one episode
     assert await _episodes(h) == 1
-    session = await h.store.get_session(1)
+    session = await h.store.conversations.get_session(1)
     assert session.closed_at == h.clock.now()
 
 
@@ -111,9 +111,9 @@ async def test_a_turn_before_the_timeout_postpones_the_close(wired):
     h.clock.advance(120)  # past the first deadline, not the second
     await idle_job(sched, thread_id, h.clock.now())
     assert await _episodes(h) == 0
-    assert await h.store.open_session(thread_id) is not None
+    assert await h.store.conversations.open_session(thread_id) is not None
     job = sched.scheduler.get_job(idle_job_id(thread_id))
-    session = await h.store.open_session(thread_id)
+    session = await h.store.conversations.open_session(thread_id)
     assert job.args[2] == idle_deadline(session.last_turn_at, TIMEOUT)  # the new deadline
     remaining = (job.next_run_time - _system_now()).total_seconds()
     assert TIMEOUT - 200 < remaining < TIMEOUT
@@ -150,7 +150,7 @@ async def test_startup_closes_overdue_sessions_and_watches_the_rest(tmp_path, cl
             bob_thread = await _thread_id(h, "bob")
             assert sched.scheduler.get_job(idle_job_id(bob_thread)) is not None
             assert sched.scheduler.get_job(idle_job_id(await _thread_id(h, "alice"))) is None
-            closed = await h.store.get_session(1)
+            closed = await h.store.conversations.get_session(1)
             assert closed.closed_at is not None
         finally:
             await sched.shutdown()

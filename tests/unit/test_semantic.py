@@ -166,9 +166,9 @@ async def run_sessions(h, sessions, user="alice"):
 
 
 async def facts_of(h, user="alice"):
-    u = await h.store.find_user("console", user)
-    active = await h.store.list_facts(u.id, [FactStatus.ACTIVE])
-    old = await h.store.list_facts(u.id, [FactStatus.SUPERSEDED])
+    u = await h.store.identities.find_user("console", user)
+    active = await h.store.facts.list_facts(u.id, [FactStatus.ACTIVE])
+    old = await h.store.facts.list_facts(u.id, [FactStatus.SUPERSEDED])
     return active, old
 
 
@@ -245,9 +245,9 @@ async def test_the_assistants_words_never_become_facts(tmp_path, clock):
             for text in session:
                 await h.say(text)
             await h.say("/new")
-        u = await h.store.find_user("console", "alice")
-        assert await h.store.list_facts(u.id, list(FactStatus)) == []
-        sessions = await h.store.session_turns(1)
+        u = await h.store.identities.find_user("console", "alice")
+        assert await h.store.facts.list_facts(u.id, list(FactStatus)) == []
+        sessions = await h.store.conversations.session_turns(1)
         assert any(t.role is Role.ASSISTANT for t in sessions)
     finally:
         await h.store.close()
@@ -262,7 +262,7 @@ async def test_a_redacted_secret_is_not_turned_into_a_fact(harness):
 
 async def test_history_is_recalled_only_for_questions_about_the_past(harness):
     await run_sessions(harness, [["remember I mainly use Python"], ["I switched to Go"]])
-    u = await harness.store.find_user("console", "alice")
+    u = await harness.store.identities.find_user("console", "alice")
     ctx = await harness.memory.context(harness.message("x"))
     now = await harness.memory.recall(ctx, "which programming language do I use: Python or Go?",
                                       touch=False)
@@ -292,7 +292,7 @@ async def test_notes_tell_the_user_what_changed(harness):
 async def test_bulk_forget_deletes_every_fact_in_one_go(harness):
     u = await harness.memory.context(harness.message("hi"))
     for i in range(250):
-        await harness.store.add_fact(
+        await harness.store.facts.add_fact(
             user_id=u.user.id, kind="note", text=f"fact number {i}", topic=None,
             origin=u.thread, source_turn_ids=[], lang="en", scope=u.scope, now=harness.clock.now())
     await harness.say("remember I live in Graz")

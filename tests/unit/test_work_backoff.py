@@ -39,7 +39,7 @@ def broken_summariser(monkeypatch):
 
 
 async def _work(h):
-    [work] = await h.store.pending_work()
+    [work] = await h.store.work.pending_work()
     return work
 
 
@@ -70,8 +70,8 @@ async def test_a_failing_job_is_not_retried_at_every_turn(harness, broken_summar
     broken_summariser["broken"] = False  # repaired: the next due try writes the episode
     h.clock.advance(600)
     assert await h.memory.consolidate_pending() == 1
-    assert await h.store.pending_work() == []
-    user = await h.store.find_user("console", "alice")
+    assert await h.store.work.pending_work() == []
+    user = await h.store.identities.find_user("console", "alice")
     [episode] = await h.memory.episodes_for(user.id)
     assert "tomatoes" in episode.summary
 
@@ -86,7 +86,7 @@ async def test_a_restart_tries_waiting_jobs_at_once(harness, broken_summariser):
     broken_summariser["broken"] = False
     assert await h.memory.consolidate_pending() == 0  # still waiting
     assert await h.memory.consolidate_pending(waiting_too=True) == 1  # what start-up runs
-    assert await h.store.pending_work() == []
+    assert await h.store.work.pending_work() == []
 
 
 async def test_the_scheduler_retries_due_jobs_every_minute(harness, broken_summariser):
@@ -102,9 +102,9 @@ async def test_the_scheduler_retries_due_jobs_every_minute(harness, broken_summa
         await h.say("/new")
         broken_summariser["broken"] = False
         await retry_job(sched)  # not due yet
-        assert len(await h.store.pending_work()) == 1
+        assert len(await h.store.work.pending_work()) == 1
         h.clock.advance(retry_delay(0))
         await retry_job(sched)
-        assert await h.store.pending_work() == []
+        assert await h.store.work.pending_work() == []
     finally:
         await sched.shutdown()

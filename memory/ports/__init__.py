@@ -2,7 +2,8 @@
 
 Each port is a ``typing.Protocol``; real implementations live in ``adapters/`` (models,
 embedders) and ``memory/stores/`` (storage), fakes next to them. Services take ports as
-keyword-only constructor arguments and never build their own clients.
+keyword-only constructor arguments and never build their own clients. The storage ports (the
+relational store, by kind of data) are in :mod:`memory.ports.storage`, re-exported here.
 """
 
 from __future__ import annotations
@@ -12,7 +13,25 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Protocol, runtime_checkable
 
+from memory.ports.storage import (
+    ConversationStore,
+    DeliveryStore,
+    EpisodeStore,
+    FactStore,
+    IdentityStore,
+    PrivacyStore,
+    RecordStore,
+    Store,
+    WorkQueue,
+)
 from memory.types import ChatMessage, IndexHit, IndexItem, MemoryAnswerRequest, ModelReply
+
+__all__ = [
+    "ChatModel", "Clock", "ConversationStore", "DeliveryStore", "Embedder", "EpisodeStore",
+    "FactStore", "IdentityStore", "ManualClock", "MemoryAnswerer", "PrivacyStore",
+    "RecordStore", "ScopeFilter", "SearchIndex", "SimilarityCalibration", "Store",
+    "StructuredModel", "StructuredReply", "SystemClock", "TokenCounter", "WorkQueue",
+]
 
 
 class Clock(Protocol):
