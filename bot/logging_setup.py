@@ -24,7 +24,7 @@ MIN_SECRET_LENGTH = 4
 """Shorter configured secrets are not masked: masking them would garble ordinary text."""
 NOISY_LOGGERS: tuple[str, ...] = (
     "httpx", "httpcore", "urllib3", "anthropic", "openai", "telegram", "discord",
-    "apscheduler", "aiosqlite", "lancedb", "jieba", "filelock", "huggingface_hub", "websockets",
+    "apscheduler", "lancedb", "jieba", "filelock", "huggingface_hub", "websockets",
 )
 _OURS = "_memory_bot_handler"
 _TEXT_FORMAT = "%(asctime)s.%(msecs)03dZ %(levelname)s %(name)s: %(message)s"

@@ -21,12 +21,18 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from memory.stores.lancedb import LanceIndex
-from memory.stores.sqlite import SQLiteStore, _ts
+from memory.stores.sqlite import SQLiteStore
 from memory.types import IndexItem, ItemKind
 
 from bot.bench.pool import TextPool
 
 log = logging.getLogger(__name__)
+
+
+def _ts(value: datetime) -> str:
+    """A time as the SQLite store keeps it: UTC ISO-8601 text with microseconds (the rows are
+    written as they are stored, past the ports)."""
+    return value.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 PLATFORM = "bench"
 ROUNDS_PER_SESSION = 10

@@ -51,6 +51,9 @@ from memory.types import (
     Turn,
 )
 
+__all__ = ["ConversationStore", "DeliveryStore", "EpisodeStore", "FactStore", "IdentityStore",
+           "PrivacyStore", "RecordStore", "Store", "WorkQueue"]
+
 
 class IdentityStore(Protocol):
     """Users, their platform accounts, threads, and the memory switches of users and chats."""
@@ -519,7 +522,7 @@ class Store(Protocol):
         """Release the store (after pending writes)."""
         ...
 
-    async def item_ids(self) -> dict[str, list[int]]:
+    async def indexed_ids(self) -> dict[str, list[int]]:
         """The ids of every fact, episode and round, ascending, keyed ``fact`` / ``episode``
         / ``round`` (the index key prefixes): start-up reconcile compares them with the
         index's keys."""
@@ -534,7 +537,7 @@ class Store(Protocol):
         """
         ...
 
-    async def free_space(self) -> None:
+    async def purge_free_space(self) -> None:
         """Make deletions physical (nothing of deleted rows left in the files)."""
         ...
 

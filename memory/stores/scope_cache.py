@@ -8,7 +8,7 @@ most recently used scopes (keys, kinds, item ids, owners, statuses and the float
 least recently used first out, within a byte budget; a scope too large for its share is not
 kept (its searches stay with LanceDB).
 
-Exact by construction, as the hot turn cache (``memory/stores/hot.py``): every index write
+Exact by construction, as the hot turn cache (``memory/stores/sqlite/hot.py``): every index write
 drops the scopes it touches before anyone can read them again (:meth:`ScopeVectors.written`,
 called by the index right after a commit), a delete drops everything and outdates fills in
 flight, and a fill read before a write committed is never stored (:meth:`ScopeVectors.ticket`). Keys never move between scopes (a key is ``kind:id`` of a

@@ -90,8 +90,8 @@ async def test_a_full_or_read_only_database_is_told_honestly_and_logged_once(tmp
     app = await _app(tmp_path, None)
     try:
         assert await app.engine.handle(_msg("first message", 1))
-        conn = app.store._conn  # the real database's limits: no more pages / no writes
-        pages = (await (await conn.execute("PRAGMA page_count")).fetchone())[0]
+        conn = app.store.db  # the real database's limits: no more pages / no writes
+        pages = (await conn.one("PRAGMA page_count"))[0]
         await conn.execute(f"PRAGMA max_page_count = {pages}")
         big = "a long message that needs new pages " * 400
         [reply] = await app.engine.handle(_msg(big, 2))

@@ -99,7 +99,7 @@ async def telegram_env(tmp_path, *, fake: FakeTelegram | None = None, **config):
 
     adapter = TelegramAdapter(app.engine, TelegramConfig(token=fake.token, base_url=fake.base_url,
                                                          **config),
-                              marks=app.store, sleep=sleep)
+                              marks=app.store.deliveries, sleep=sleep)
     try:
         await app.start()
         await adapter.start()
@@ -259,7 +259,7 @@ async def test_forum_topics_have_their_own_memory_and_replies_stay_in_their_topi
     chain["message"]["message_thread_id"] = 4242
     await env.send(chain)
     assert "message_thread_id" not in fake.sent_messages(GROUP)[-1]
-    keys = await env.app.store._all("SELECT chat_id, topic_id FROM threads ORDER BY id")
+    keys = await env.app.store.db.all("SELECT chat_id, topic_id FROM threads ORDER BY id")
     keys = [(r["chat_id"], r["topic_id"]) for r in keys]
     # the forum's three threads were created by messages handled side by side: any order
     assert sorted(keys[:3]) == [(str(forum), ""), (str(forum), "5"), (str(forum), "9")]

@@ -1,4 +1,4 @@
-"""The in-process hot working memory (memory/stores/hot.py) is never
+"""The in-process hot working memory (memory/stores/sqlite/hot.py) is never
 served stale: after every kind of write, what the reply path sees equals what a second,
 cache-less connection reads from the same database."""
 
@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from memory.stores.hot import HotTurns
+from memory.stores.sqlite.hot import HotTurns
 from memory.records import SessionRow
 from memory.stores.sqlite import SQLiteStore
 from memory.types import Role, Turn
@@ -142,14 +142,14 @@ async def test_a_read_racing_a_write_does_not_fill_the_cache(harness, monkeypatc
         await edited.wait()
         return rows
 
-    monkeypatch.setattr(harness.store, "session_turns", slow_read)
+    monkeypatch.setattr(harness.store.conversations, "session_turns", slow_read)
     reader = asyncio.ensure_future(harness.store.conversations.working_turns(tid, LIMIT))
     await read_done.wait()
     await harness.memory.edit_user_turn(ctx, "m1", "edited message", derive_facts=False)
     edited.set()
     _, old = await reader
     assert old[0].text == "first message"  # this caller saw the read's own moment...
-    monkeypatch.setattr(harness.store, "session_turns", real)
+    monkeypatch.setattr(harness.store.conversations, "session_turns", real)
     _, turns = await harness.store.conversations.working_turns(tid, LIMIT)
     assert turns[0].text == "edited message"  # ...but it was not cached
     await _assert_fresh(harness, tid)
@@ -160,7 +160,7 @@ async def test_a_failed_write_drops_the_cache(harness):
     tid = await _thread_id(harness)
     await harness.store.conversations.working_turns(tid, LIMIT)
     with pytest.raises(RuntimeError):
-        async with harness.store._tx(hot=()):
+        async with harness.store.db.tx(hot=()):
             raise RuntimeError("boom")
     assert harness.store.hot.session(tid) == (False, None)
 

@@ -231,7 +231,7 @@ async def test_audit_log_records_that_not_what(tmp_path, clock):
         await h.say("/forget all", user="alice")
         await h.say("yes", user="alice")
         assert list((tmp_path / "exports").glob("*.json")) == []  # no stale copy in the folder
-        rows = await h.store._all("SELECT * FROM audit_log")
+        rows = await h.store.db.all("SELECT * FROM audit_log")
         assert {r["action"] for r in rows} >= {"forget_fact", "forget_all"}
         assert set(rows[0].keys()) == {"id", "at", "user_id", "action", "count"}
         flat = " ".join(str(v) for r in rows for v in tuple(r))

@@ -15,7 +15,7 @@ from memory.types import Role
 
 async def _counts(store):
     async def one(sql):
-        return (await store._one(sql))[0]
+        return (await store.db.one(sql))[0]
 
     return (await one("SELECT count(*) FROM turns WHERE role = 'assistant'"),
             await one("SELECT coalesce(sum(calls), 0) FROM model_usage"),
