@@ -88,6 +88,18 @@ class App:
                 self.lock.release()
 
 
+async def open_store(path: str | Path) -> Store:
+    """Open the relational store of a data folder (``<folder>/memory.db``), or a copy of one:
+    the product's backend, SQLite (:class:`memory.stores.sqlite.SQLiteStore`). The one place
+    outside ``memory.stores`` that names a store implementation (an import contract in
+    pyproject.toml).
+
+    Raises:
+        StoreError: it cannot be opened or migrated.
+    """
+    return await SQLiteStore.open(path)
+
+
 def memory_config(settings: Settings) -> MemoryConfig:
     """The core's view of the product settings."""
     return MemoryConfig(
@@ -168,7 +180,7 @@ async def build_app(
     try:
         model = model or build_model(settings)  # a ConfigError here leaves nothing open
         embedder = embedder or make_embedder(settings.embedder)
-        store = await SQLiteStore.open(folder / "memory.db")
+        store = await open_store(folder / "memory.db")
     except BaseException:
         lock.release()
         raise

@@ -36,13 +36,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from bot.app import open_store
 from bot.datadir import ensure_data_dir, lock_data_dir
 from memory.backup import index_expectations, matching_rows
 from memory.errors import ConfigError
 from memory.stores.lancedb import copy_tables
 from memory.stores.sqlite.migrations import MIGRATIONS
 from memory.stores.snapshot import backup_sqlite, check_sqlite, file_sha256, seal_sqlite
-from memory.stores.sqlite import SQLiteStore
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,7 @@ async def backup(data_dir: Path, dest: Path, *, embedder: str,
     try:
         copy = dest / DB_FILE
         await asyncio.to_thread(backup_sqlite, db, copy)
-        store = await SQLiteStore.open(copy)
+        store = await open_store(copy)
         try:
             expected = await index_expectations(store)
         finally:

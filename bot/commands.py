@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from bot.command_table import help_text
+from bot.confirmation import PendingConfirmation
 from i18n import language_of_code, message_ids, say
 from i18n.facts import fact_text, mid_sentence
 from memory.service import Context
@@ -249,8 +250,6 @@ def _numbers_hint(active: int, listed: int, lang: str) -> str:
 
 
 def _pending(description: str, action: Callable[[], Awaitable[str]], user_id: int, lang: str):
-    from bot.engine import PendingConfirmation
-
     return PendingConfirmation(description=description, action=action, user_id=user_id,
                                language=lang)
 

@@ -13,10 +13,11 @@ import logging
 import re
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import timedelta
 
 from bot.command_table import COMMAND_TABLE
+from bot.confirmation import PendingConfirmation
 from bot.usage import usage_entry
 from i18n import DEFAULT_LANGUAGE, language_of_code, message_ids, say
 from i18n.facts import fact_text, mid_sentence
@@ -43,16 +44,6 @@ _FORGET_REQUEST = re.compile(
 #: this; an older one gets ``engine.answer_lost`` instead (a late answer to an old question
 #: misleads more than it helps).
 LATE_ANSWER_LIMIT = timedelta(hours=1)
-
-
-@dataclass
-class PendingConfirmation:
-    """An action waiting for the user's ``yes`` (any other line cancels it)."""
-
-    description: str
-    action: Callable
-    user_id: int
-    language: str = DEFAULT_LANGUAGE  # of the question (and so of its answer)
 
 
 class ConversationEngine:

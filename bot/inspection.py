@@ -25,7 +25,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from memory.stores.sqlite import SQLiteStore
+from memory.ports import Store
 from memory.text import printable
 
 RECENT_TURNS = 20
@@ -62,7 +62,7 @@ def _span(ids: list[int]) -> str:
     return ",".join(str(i) for i in ids)
 
 
-async def find_user(store: SQLiteStore, who: str):
+async def find_user(store: Store, who: str):
     """The user named by ``platform:id`` (``telegram:ID``, ``discord:ID``, ``console:NAME``)
     or an internal id. Raises :class:`UnknownUser`."""
     platform, sep, ident = who.partition(":")
@@ -73,7 +73,7 @@ async def find_user(store: SQLiteStore, who: str):
     return user
 
 
-async def inspect_lines(store: SQLiteStore, who: str) -> list[str]:
+async def inspect_lines(store: Store, who: str) -> list[str]:
     """The report of one user, line by line (see the module docstring).
 
     Raises:
@@ -203,7 +203,9 @@ async def inspect_user(db: Path, who: str, *, write: Callable[[str], None] = pri
     if not db.exists():
         print(f"memory-bot: no database at {db}", file=sys.stderr)
         return 2
-    store = await SQLiteStore.open(db)
+    from bot.app import open_store
+
+    store = await open_store(db)
     try:
         lines = await inspect_lines(store, who)
     except UnknownUser:
