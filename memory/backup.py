@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from memory.service import MemoryService
+from memory.indexing import episode_text
 from memory.ports import Store
 
 Expectations = dict[str, tuple[str, str]]
@@ -26,14 +26,14 @@ async def index_expectations(store: Store) -> Expectations:
 
     Mirrors how :class:`memory.service.MemoryService` writes index rows: a fact's row carries its
     status and text, an episode's row is ``active`` with the episode rendered by
-    ``MemoryService._episode_text``, a round's row is ``active`` with the round's text
+    ``memory.indexing.episode_text``, a round's row is ``active`` with the round's text
     (``tests/integration/test_backup.py`` checks a live index against this).
     """
     expected: Expectations = {}
     for fact, _scope in await store.facts.all_facts():
         expected[f"fact:{fact.id}"] = (fact.status.value, fact.text)
     for episode in await store.episodes.all_episodes():
-        expected[f"episode:{episode.id}"] = ("active", MemoryService._episode_text(episode))
+        expected[f"episode:{episode.id}"] = ("active", episode_text(episode))
     for rnd in await store.episodes.all_rounds():
         expected[f"round:{rnd.id}"] = ("active", rnd.text)
     return expected

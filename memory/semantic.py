@@ -371,7 +371,7 @@ class _Write:
         ``duplicate`` (``duplicate_cross_language`` across scripts). One embedding and one
         index query, whatever the number of facts."""
         norm = normalise(text)
-        if vector is None:  # as the index's fact vectors are made (service._fact_items)
+        if vector is None:  # as the index's fact vectors are made (Indexer.fact_items)
             vector = (await self.embedder.embed_documents([first_person(text)]))[0]
         hits = await self.index.search(
             vector=vector, text="", where=ScopeFilter(scope=str(self.scope), owner=str(self.user_id)),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -18,11 +17,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from memory.consolidation import LLMConsolidator
-from memory.dates import time_keys
 from memory.episodes import summarise_session
 from memory.errors import ModelError, StoreError
 from memory.excerpt import TurnLine, excerpt, terms
-from memory.facts import first_person
 from memory.focus import (
     asks_about_the_user,
     focus_question,
@@ -49,6 +46,8 @@ from memory.ports import (
     TokenCounter,
 )
 from memory.profile import PROFILE_TOKENS, as_of_session_start, profile_line, select_profile
+from memory.indexing import Indexer, episode_text, turn_line
+from memory.policy import SPEAKER_WEIGHT, RecallPolicy
 from memory.recall import (
     SEMANTIC_HEADER,
     MemoryBlocks,
@@ -74,15 +73,13 @@ from memory.records import (
     UserRow,
     WorkOutcome,
 )
-from memory.text import has_cjk, language_of, normalise, search_text, search_tokens
-from memory.topics import match_topics, topic_terms
+from memory.text import has_cjk, language_of, search_text, search_tokens
 from memory.types import (
     ChatKind,
     Episode,
     Fact,
     FactStatus,
     IncomingMessage,
-    IndexItem,
     ItemKind,
     ModelReply,
     RecalledItem,
@@ -97,78 +94,14 @@ from memory.working import select_window
 log = logging.getLogger(__name__)
 
 OFFLINE_MODEL = "offline"
-#: Most tokens an episode takes in a prompt (the pinned last episode is in every prompt of the
-#: next session: measured on LoCoMo, a larger one cost 0.06 of evidence recall at 400 tokens).
-EPISODE_PROMPT_TOKENS = 90
-#: Most tokens a recalled round takes in a prompt; a longer one is shown as an excerpt of its
-#: best-matching turn around its best-matching sentences (``memory.excerpt``). See
-#: docs/evaluation.md, "Recall constants".
-ROUND_PROMPT_TOKENS = 60
-#: A recalled one-turn round (a message in a conversation between people) brings the next
-#: message of its session with this share of its score: the answer to a question is often the
-#: reply to the message that shares the question's words ("How did the funding help?" ->
-#: "It enabled repairs..."). See docs/evaluation.md, "Recall constants".
-REPLY_WEIGHT = 0.9
-#: The same for the message before a recalled one-turn round (the message it answers: the
-#: question's words are often in the answer, and evidence is often the pair). 0 switches it off.
-#: See docs/evaluation.md, "Recall constants".
-PREV_WEIGHT = 0.8
-#: Recall for the question a chatty message states after a marker such as "what I really want
-#: to know is" / "我真正想问的是" (``memory.focus``).
-FOCUS_QUESTION = True
-#: Recall each part of a question in several parts ("A? 另外，B?", "A? Also, B?") on its own and
-#: merge them (``memory.focus.question_parts``, ``memory.recall.merge_parts``).
-SPLIT_QUESTIONS = True
-#: In a group, when a question names exactly one of the speakers of the recalled rounds ("What
-#: does Melanie do to destress?"), the rounds of the other speakers get this share of their
-#: score. 1 switches it off. Private chats (one user and the assistant) are not affected. See
-#: docs/evaluation.md, "Recall constants".
-SPEAKER_WEIGHT = 0.8
-#: At most this many dates on one line that merges rounds repeating the same words.
-REPEAT_DATES = 5
 #: A failed consolidation job waits ``RETRY_BASE_SECONDS * 2**(attempts - 1)`` seconds, at most
 #: ``RETRY_MAX_SECONDS``, before it is tried again (exponential backoff without jitter: one
 #: process retries its own jobs, so there is no herd to spread; Brooker, "Exponential Backoff
 #: And Jitter", AWS Architecture Blog 2015). 30 s covers a rate limit's usual Retry-After.
 RETRY_BASE_SECONDS = 30.0
 RETRY_MAX_SECONDS = 3600.0
-#: A round whose text holds a reply gets as its vector the normalised sum of its own vector and
-#: this weight x its user turn's vector: the reply still counts, but the vector leans to what
-#: the user said (an assistant's long answer repeats the question's topic: "Here are some
-#: museums you could visit..."). 0 switches it off. See docs/evaluation.md.
-ROUND_USER_WEIGHT = 1.0
 #: Turns left unfolded in working memory after a fold (every turn except the last 10 is folded).
 KEEP_AFTER_FOLD = 10
-#: A round longer than this many characters is embedded from its first this many alone (its
-#: user turn, and how the reply starts when the turn is short): recall shows a long round as an
-#: excerpt of its best-matching sentences, which the words (full-text) find anywhere in it,
-#: while the vector of a whole long answer blurs towards the answer's topic; and embedding time
-#: grows with the text (faster than linearly: attention). LongMemEval_S rounds have a median
-#: of ~1,900 characters (the replies ~1,700, the user turns ~180); LoCoMo and MemDaily
-#: messages are mostly shorter. Measured in docs/benchmarks.md ("Ingest").
-ROUND_EMBED_CHARS = 300
-#: Rows embedded per call when the start-up reconcile (or an import) adds many.
-RECONCILE_ROWS = 256
-
-
-def _embed_head(text: str) -> str:
-    """``text`` cut to about ``ROUND_EMBED_CHARS`` characters, at a word end when there is one
-    in the last fifth (Chinese has none: cut at the limit)."""
-    if len(text) <= ROUND_EMBED_CHARS:
-        return text
-    head = text[:ROUND_EMBED_CHARS]
-    cut = head.rfind(" ", ROUND_EMBED_CHARS * 4 // 5)
-    return head[:cut] if cut > 0 else head
-
-
-@dataclass(frozen=True, slots=True)
-class _Row:
-    """An index row before it is embedded: the item (``vector`` empty) and the texts whose
-    document vectors make its vector, with their weights (one text: its vector)."""
-
-    item: IndexItem
-    texts: tuple[str, ...]
-    weights: tuple[float, ...] = (1.0,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,11 +181,6 @@ def retry_delay(attempts: int) -> float:
     return min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS * 2.0 ** min(max(attempts, 0), 20))
 
 
-def _turn_line(turn: Turn) -> str:
-    """A turn as a line of a round's text: ``"Speaker: text"``."""
-    return f"{turn.speaker or turn.role.value}: {turn.text}"
-
-
 def _draft_of(episode: Episode) -> EpisodeDraft:
     """The stored running episode as the ``previous`` of the next fold."""
     return EpisodeDraft(
@@ -276,11 +204,12 @@ def _fact_line(fact: Fact) -> str:
 _ROUND_SPEAKER = re.compile(r"^- \([^)]*\) ([^:/]{1,60}): ")
 
 
-def _named_speaker_first(candidates: list[RecalledItem], query: str) -> list[RecalledItem]:
-    """Weigh the rounds of other speakers by ``SPEAKER_WEIGHT`` when ``query`` names exactly one
+def _named_speaker_first(candidates: list[RecalledItem], query: str,
+                         weight: float = SPEAKER_WEIGHT) -> list[RecalledItem]:
+    """Weigh the rounds of other speakers by ``weight`` (``RecallPolicy.speaker_weight``) when ``query`` names exactly one
     speaker of the recalled rounds (by the first word of the name, whole word, any case), and
     re-sort by score (stable). Returns ``candidates`` unchanged otherwise."""
-    if SPEAKER_WEIGHT >= 1 or not candidates:
+    if weight >= 1 or not candidates:
         return candidates
     speaker_of = {c.key: m.group(1).strip() for c in candidates
                   if c.kind is ItemKind.ROUND and (m := _ROUND_SPEAKER.match(c.text))}
@@ -291,14 +220,19 @@ def _named_speaker_first(candidates: list[RecalledItem], query: str) -> list[Rec
              and re.search(rf"\b{re.escape(name.split()[0])}\b", query, re.IGNORECASE)]
     if len(named) != 1:
         return candidates
-    out = [replace(c, score=c.score * SPEAKER_WEIGHT)
+    out = [replace(c, score=c.score * weight)
            if speaker_of.get(c.key, named[0]) != named[0] else c for c in candidates]
     out.sort(key=lambda c: -c.score)
     return out
 
 
 class MemoryService:
-    """Front door of the memory core. Services are given their ports; none are built here."""
+    """Front door of the memory core. Services are given their ports; none are built here.
+
+    Collaborators: :attr:`semantic` (the semantic write policy), :attr:`consolidator` (the
+    consolidation model, when there is one) and :attr:`indexer` (the search index's rows);
+    :attr:`policy` holds the recall knobs (:class:`memory.policy.RecallPolicy`).
+    """
 
     def __init__(
         self,
@@ -311,6 +245,7 @@ class MemoryService:
         config: MemoryConfig,
         consolidation_model: StructuredModel | None = None,
         on_model_usage: Callable[[int, ModelReply, datetime], Awaitable[None]] | None = None,
+        policy: RecallPolicy | None = None,
     ) -> None:
         self.store = store
         self.index = index
@@ -318,6 +253,9 @@ class MemoryService:
         self.counter = counter
         self.clock = clock
         self.config = config
+        self.indexer = Indexer(store=store, index=index, embedder=embedder,
+                               default_timezone=config.default_timezone,
+                               policy=policy or RecallPolicy())
         self.semantic = SemanticWriter(facts=store.facts, conversations=store.conversations,
                                        embedder=embedder, index=index)
         # LLM consolidation on top of the rules; None = rules only (offline)
@@ -329,6 +267,15 @@ class MemoryService:
         self._work_locks: dict[int, asyncio.Lock] = {}
         self._background: set[asyncio.Future] = set()
         self.exports = ExportFiles.beside(store.path)  # purged with what they hold
+
+    @property
+    def policy(self) -> RecallPolicy:
+        """The recall knobs in use (the indexer's round-vector knobs among them)."""
+        return self.indexer.policy
+
+    @policy.setter
+    def policy(self, value: RecallPolicy) -> None:
+        self.indexer.policy = value
 
     # ----------------------------------------------------------------- identities and turns
 
@@ -449,7 +396,7 @@ class MemoryService:
         changed |= {o.previous.id for o in outcomes if o.previous is not None}
         if changed:
             facts = await self.store.facts.get_facts(changed)
-            await self.index.upsert(await self._fact_items(
+            await self.index.upsert(await self.indexer.fact_items(
                 [(f, self._fact_scope(f)) for f in facts.values()]))
         return outcomes
 
@@ -626,11 +573,11 @@ class MemoryService:
         rows = []  # facts, episode and rounds, embedded in one call
         if result.changed_facts:  # before the rounds: their keys include facts drawn from them
             facts = await self.store.facts.get_facts(result.changed_facts)
-            rows += self._fact_rows([(f, self._fact_scope(f)) for f in facts.values()])
+            rows += self.indexer.fact_rows([(f, self._fact_scope(f)) for f in facts.values()])
         if episode is not None:
-            rows += self._episode_rows([episode])
-        rows += await self._round_rows(stored_rounds)
-        await self.index.upsert(await self._embed_rows(rows))
+            rows += self.indexer.episode_rows([episode])
+        rows += await self.indexer.round_rows(stored_rounds)
+        await self.index.upsert(await self.indexer.embed(rows))
         log.info("session %s id=%s episode=%s rounds=%d dropped_turns=%d",
                  "folded" if folding else "consolidated", work.session_id,
                  episode.id if episode else None, len(stored_rounds), len(dropped))
@@ -654,7 +601,7 @@ class MemoryService:
 
         def flush() -> None:
             if current:
-                lines = [_turn_line(t) for t in current if t.generated_by != OFFLINE_MODEL]
+                lines = [turn_line(t) for t in current if t.generated_by != OFFLINE_MODEL]
                 rounds.append(RoundDraft(tuple(t.id for t in current), "\n".join(lines),
                                          current[0].created_at))
 
@@ -669,162 +616,14 @@ class MemoryService:
 
     # ----------------------------------------------------------------- index rows
 
-    def _rows(self, specs: list[tuple], extra: Sequence[str] | None = None,
-              embed: Callable[[str], str] | None = None) -> list[_Row]:
-        """Index rows, not yet embedded, for ``(kind, id, owner, scope, status, text,
-        created_at)`` specs; ``extra`` (parallel to ``specs``) is added to the lexical keys only
-        (expanded keys); ``embed`` gives the text a row's vector is made from (default: its
-        text)."""
-        extra = extra or [""] * len(specs)
-        return [
-            _Row(IndexItem(key=f"{kind.value}:{item_id}", kind=kind, item_id=item_id, owner=owner,
-                           scope=str(scope), status=status, text=text,
-                           search_text=search_text(f"{text} {more}" if more else text),
-                           vector=(), created_at=created),
-                 (embed(text) if embed else text,))
-            for (kind, item_id, owner, scope, status, text, created), more in zip(specs, extra)
-        ]
-
-    async def _embed_rows(self, rows: Sequence[_Row]) -> list[IndexItem]:
-        """The rows with their vectors, every text embedded in one ``embed_documents`` call (a
-        text several rows share, once); a row of several texts gets the normalised weighted sum
-        of their vectors."""
-        texts = list(dict.fromkeys(t for row in rows for t in row.texts))
-        if not texts:
-            return []
-        vector_of = dict(zip(texts, await self.embedder.embed_documents(texts)))
-        out = []
-        for row in rows:
-            if len(row.texts) == 1:
-                vector = vector_of[row.texts[0]]
-            else:
-                mixed = [sum(w * v[k] for w, v in zip(row.weights, (vector_of[t] for t in row.texts)))
-                         for k in range(len(vector_of[row.texts[0]]))]
-                norm = math.sqrt(sum(x * x for x in mixed)) or 1.0
-                vector = [x / norm for x in mixed]
-            out.append(replace(row.item, vector=vector))
-        return out
-
-    async def _fact_items(self, facts: Sequence[tuple[Fact, str]]) -> list[IndexItem]:
-        """Index rows of facts, embedded (``_fact_rows``)."""
-        return await self._embed_rows(self._fact_rows(facts))
-
-    def _fact_rows(self, facts: Sequence[tuple[Fact, str]]) -> list[_Row]:
-        """Index rows of facts; a fact with a known topic gets the topic's question words as
-        expanded lexical keys (``memory.topics.TOPIC_TERMS``: "Which city am I in?" finds
-        "The user lives in Graz"); its vector is made from its first-person wording
-        (``memory.facts.first_person``: "where do I live?" finds it)."""
-        return self._rows([
-            (ItemKind.FACT, f.id, str(f.user_id), scope, f.status.value, f.text, f.created_at)
-            for f, scope in facts
-        ], [topic_terms(f.topic) for f, _ in facts], embed=first_person)
-
-    async def _episode_items(self, episodes: Sequence[Episode]) -> list[IndexItem]:
-        return await self._embed_rows(self._episode_rows(episodes))
-
-    def _episode_rows(self, episodes: Sequence[Episode]) -> list[_Row]:
-        return self._rows([
-            (ItemKind.EPISODE, e.id, "", e.scope, "active", self._episode_text(e), e.ended_at)
-            for e in episodes
-        ], [time_keys(e.started_at, e.summary, self.config.default_timezone) for e in episodes])
-
-    async def _round_items(self, rounds: Sequence[Round]) -> list[IndexItem]:
-        """Index rows of rounds, embedded (``_round_rows``)."""
-        return await self._embed_rows(await self._round_rows(rounds))
-
-    async def _round_rows(self, rounds: Sequence[Round]) -> list[_Row]:
-        """Rounds with expanded keys (LongMemEval, Wu et al. 2025: fact-expanded keys +9.4%
-        recall): the lexical keys of a round add the facts drawn from its turns, the topic
-        statements of its user turn with their question words (``memory.topics``: "I just
-        turned 32" adds "The user is 32 years old" and "old born ..." whether or not it became a
-        fact, so "How old was I?" finds it) and the dates it speaks of (its own day, and relative
-        dates such as "yesterday" resolved against it), so a question in other words ("what did
-        I do in May 2023?") still finds it. Keys only: the round's text and vector are not
-        changed by them.
-
-        The vector: a round that fits ``ROUND_EMBED_CHARS`` is embedded whole and, with a
-        reply in its text, adds ``ROUND_USER_WEIGHT`` x the vector of its user turn's line; a
-        longer one is embedded from its first ``ROUND_EMBED_CHARS`` characters alone
-        (``_embed_head``): what the user said, and how the reply starts when that is short."""
-        facts_by_turn: dict[int, list[str]] = {}
-        for thread_id in {r.thread_id for r in rounds}:
-            for fact in await self.store.facts.facts_of_thread(thread_id):
-                for turn_id in fact.source_turn_ids:
-                    facts_by_turn.setdefault(turn_id, []).append(fact.text)
-        said = await self._user_turns(rounds)
-        extra = []
-        for r in rounds:
-            keys = [f for t in r.turn_ids for f in facts_by_turn.get(t, [])]
-            if (turn := said.get(r.turn_ids[0] if r.turn_ids else -1)) is not None:
-                for m in match_topics(turn.text, language_of(turn.text)):  # a fact's text once
-                    keys.append(topic_terms(m.key) if m.text in keys else f"{m.text} {topic_terms(m.key)}")
-            extra.append(" ".join([*dict.fromkeys(keys),
-                                   time_keys(r.created_at, r.text, self.config.default_timezone)]))
-        rows = self._rows([
-            (ItemKind.ROUND, r.id, "", r.scope, "active", r.text, r.created_at) for r in rounds
-        ], extra, embed=_embed_head)
-        if ROUND_USER_WEIGHT <= 0:
-            return rows
-        lines = {turn_id: _turn_line(turn) for turn_id, turn in said.items()}
-        for i, r in enumerate(rounds):  # a reply in the text (offline ones are not)
-            line = lines.get(r.turn_ids[0]) if len(r.turn_ids) > 1 else None
-            if line is None or line == r.text or len(r.text) > ROUND_EMBED_CHARS:
-                continue  # a long round's head is mostly its user turn already
-            rows[i] = _Row(rows[i].item, (rows[i].texts[0], line), (1.0, ROUND_USER_WEIGHT))
-        return rows
-
-    async def _user_turns(self, rounds: Sequence[Round]) -> dict[int, Turn]:
-        """The user turn each round starts with, by turn id (rounds of other shapes: absent)."""
-        first = [r.turn_ids[0] for r in rounds if r.turn_ids]
-        return {turn.id: turn for turn in await self.store.conversations.get_turns(first)
-                if turn.role is Role.USER}
-
-    @staticmethod
-    def _episode_text(episode: Episode, *, key_data_lines: int | None = None,
-                      compact: bool = False) -> str:
-        """An episode as one line: summary, then goal, decisions, open tasks, state and key data
-        (all of it for the search index; in prompts, ``compact``: the summary, the two newest
-        open tasks and the newest ``key_data_lines`` key data)."""
-        parts = [episode.summary]
-        if episode.goal and episode.goal not in episode.summary and not compact:
-            parts.append(f"Goal: {episode.goal}")
-        if episode.decisions and not compact:
-            parts.append("Decisions: " + "; ".join(episode.decisions[-3:]))
-        if episode.open_tasks:
-            parts.append("Open tasks: " + "; ".join(episode.open_tasks[-(2 if compact else 3):]))
-        if episode.state and not compact:
-            parts.append(f"User state: {episode.state}")
-        key_data = episode.key_data if key_data_lines is None else episode.key_data[-key_data_lines:]
-        if key_data:
-            parts.append("Key data: " + "; ".join(k.text for k in key_data))
-        return " ".join(parts)
-
     async def reconcile(self) -> tuple[int, int]:
-        """Bring the index in line with the store: add missing rows, delete rows it lacks.
+        """Bring the index in line with the store: add missing rows, delete rows it lacks
+        (:meth:`memory.indexing.Indexer.reconcile`).
 
         Returns:
             ``(added, removed)`` row counts.
         """
-        # Compare ids first and build rows only for what the index lacks (building
-        # every row took ~4 s and ~130 MB at each start with 100,000 facts).
-        have = await self.index.keys()
-        ids = await self.store.indexed_ids()
-        want = {f"{kind}:{i}" for kind, kind_ids in ids.items() for i in kind_ids}
-        extra = sorted(have - want)
-        del want
-        await self.index.delete(extra)
-        missing = {kind: [i for i in kind_ids if f"{kind}:{i}" not in have]
-                   for kind, kind_ids in ids.items()}
-        episodes = await self.store.episodes.get_episodes(missing["episode"])
-        rounds = await self.store.episodes.get_rounds(missing["round"])
-        rows = self._fact_rows(await self.store.facts.facts_with_scope(missing["fact"]))
-        rows += self._episode_rows([episodes[i] for i in sorted(episodes)])
-        rows += await self._round_rows([rounds[i] for i in sorted(rounds)])
-        for start in range(0, len(rows), RECONCILE_ROWS):  # one embedding call per chunk
-            await self.index.upsert(await self._embed_rows(rows[start:start + RECONCILE_ROWS]))
-        if rows or extra:
-            log.info("index reconciled added=%d removed=%d", len(rows), len(extra))
-        return len(rows), len(extra)
+        return await self.indexer.reconcile()
 
     # ----------------------------------------------------------------- recall
 
@@ -872,11 +671,11 @@ class MemoryService:
             return RecallResult(pack([], budget_tokens=budget, top_k_facts=0,
                                      counter=self.counter), 0, 0.0)
         limit = max(50, budget // 20)
-        if FOCUS_QUESTION:  # the question after "what I really want to ask is"
+        if self.policy.focus_question:  # the question after "what I really want to ask is"
             query = focus_question(query)
         about_me = asks_about_the_user(query)
         query = without_recall_words(query)  # "Do you remember that ..." matched every "remember"
-        parts = [] if not query else question_parts(query) if SPLIT_QUESTIONS else [query]
+        parts = [] if not query else question_parts(query) if self.policy.split_questions else [query]
         hits: list = []
         per_part = []
         below: dict[str, float] = {}  # best score of every hit, also under the threshold
@@ -901,7 +700,7 @@ class MemoryService:
         if about_me:  # "what do you remember about me?" matches no fact
             candidates = await self._with_own_facts(ctx, candidates)
         if ctx.thread.chat_kind is not ChatKind.PRIVATE:  # a group's named member
-            candidates = _named_speaker_first(candidates, query)
+            candidates = _named_speaker_first(candidates, query, self.policy.speaker_weight)
         pins = [await self.store.episodes.last_episode(ctx.thread.id)]
         if exclude_session_id is not None:
             pins.append(await self.store.episodes.session_episode(exclude_session_id))
@@ -997,8 +796,8 @@ class MemoryService:
                       ) -> RecalledItem:
         running = " (this conversation so far)" if episode.status == "running" else ""
         text = self._clip_tokens(f"- ({_date(episode.started_at)}){running} "
-                                 f"{self._episode_text(episode, key_data_lines=2, compact=True)}",
-                                 EPISODE_PROMPT_TOKENS)
+                                 f"{episode_text(episode, key_data_lines=2, compact=True)}",
+                                 self.policy.episode_prompt_tokens)
         return RecalledItem(f"episode:{episode.id}", ItemKind.EPISODE, text, score,
                             self.counter.count(text), episode.turn_ids, episode.session_id,
                             episode.created_at, pinned=pinned)
@@ -1219,7 +1018,7 @@ class MemoryService:
                                expire_days=expire_days)
         archived = await self.store.facts.archive_facts([f.id for f in due], cutoff=cutoff, now=now)
         for start in range(0, len(archived), 256):
-            await self.index.upsert(await self._fact_items(archived[start:start + 256]))
+            await self.index.upsert(await self.indexer.fact_items(archived[start:start + 256]))
         return len(archived)
 
     async def delete_old_turns(self, *, retention_days: int) -> ForgetResult:
@@ -1302,7 +1101,7 @@ class MemoryService:
                 outcomes.append(FactOutcome("ended", fact, explicit=True))
         if ended:
             facts = await self.store.facts.get_facts([f.id for f in ended])
-            await self.index.upsert(await self._fact_items(
+            await self.index.upsert(await self.indexer.fact_items(
                 [(f, self._fact_scope(f)) for f in facts.values()]))
         await self._drop_derived_from_edit(ctx, before, turn)
         log.info("turn edited id=%s thread=%s outcomes=%d ended=%d", turn.id, ctx.thread.id,
@@ -1328,7 +1127,7 @@ class MemoryService:
                                        cascade.resummarise))
         rounds = await self.store.episodes.get_rounds(cascade.rebuilt)
         if rounds:
-            await self.index.upsert(await self._round_items([rounds[i] for i in sorted(rounds)]))
+            await self.index.upsert(await self.indexer.round_items([rounds[i] for i in sorted(rounds)]))
         log.info("edit cascade turn=%s replies_deleted=%d rounds_rebuilt=%d episodes_redone=%d "
                  "facts_deleted=%d", turn.id, cascade.replies, len(rounds),
                  len(cascade.resummarise), len(stale))
@@ -1395,7 +1194,7 @@ class MemoryService:
                 session_id, scope, draft, started_at=kept[0].created_at,
                 ended_at=kept[-1].created_at, now=self.clock.now()))
         if written:
-            await self.index.upsert(await self._episode_items(written))
+            await self.index.upsert(await self.indexer.episode_items(written))
         log.info("episodes re-summarised after forget count=%d", len(written))
         return len(written)
 
@@ -1409,7 +1208,7 @@ class MemoryService:
         for rnd in rounds.values():
             text = f"- ({_date(rnd.created_at)}) " + rnd.text.replace("\n", " / ")
             out[rnd.id] = (text, rnd.turn_ids)
-            if self.counter.count(text) > ROUND_PROMPT_TOKENS:
+            if self.counter.count(text) > self.policy.round_prompt_tokens:
                 long.append(rnd)
         if not long:
             return out
@@ -1422,7 +1221,7 @@ class MemoryService:
                      if (t := turns.get(i)) is not None and t.generated_by != OFFLINE_MODEL]
             if lines:
                 out[rnd.id] = excerpt(lines, query, prefix=f"- ({_date(rnd.created_at)}) ",
-                                      limit=ROUND_PROMPT_TOKENS, count=self.counter.count,
+                                      limit=self.policy.round_prompt_tokens, count=self.counter.count,
                                       query_terms=wanted)
         return out
 
@@ -1432,7 +1231,7 @@ class MemoryService:
         (the reply to it), scored ``REPLY_WEIGHT`` x the round's score, and the round before it
         (what it answers), scored ``PREV_WEIGHT`` x the round's score (or its own score when
         higher), and re-sort by score (stable). Pinned items are not in ``candidates`` yet."""
-        if REPLY_WEIGHT <= 0 and PREV_WEIGHT <= 0:
+        if self.policy.reply_weight <= 0 and self.policy.prev_weight <= 0:
             return candidates
         score_of = {c.key: c.score for c in candidates}
         single = [c for c in candidates if c.kind is ItemKind.ROUND and len(c.source_turn_ids) == 1]
@@ -1442,12 +1241,12 @@ class MemoryService:
         mine = await self._get_rounds(ids, fetched)  # one-turn rounds, not excerpts of longer ones
         nexts = await self._get_rounds([i + step for i, r in mine.items()
                                         if len(r.turn_ids) == 1
-                                        for step in ((1, -1) if PREV_WEIGHT > 0 else (1,))],
+                                        for step in ((1, -1) if self.policy.prev_weight > 0 else (1,))],
                                        fetched)
         boost: dict[int, float] = {}
         for c in single:
             rid = int(c.key.split(":")[1])
-            for step, weight in ((1, REPLY_WEIGHT), (-1, PREV_WEIGHT)):
+            for step, weight in ((1, self.policy.reply_weight), (-1, self.policy.prev_weight)):
                 nxt, own = nexts.get(rid + step), mine.get(rid)
                 if weight <= 0 or nxt is None or own is None or nxt.session_id != own.session_id:
                     continue
@@ -1480,7 +1279,7 @@ class MemoryService:
         lists the dates of up to ``REPEAT_DATES`` repeats (``- (2024-04-01, 2024-04-03) User:
         ...``) and carries their turns; the repeats leave the ranking (in MemDaily a
         statement is often said again in other conversations, and every copy cost tokens)."""
-        if REPEAT_DATES < 2:
+        if self.policy.repeat_dates < 2:
             return candidates
         first: dict[str, int] = {}
         extra: dict[int, list[RecalledItem]] = {}
@@ -1494,7 +1293,7 @@ class MemoryService:
             if at is None:
                 first[body] = len(keep)
                 keep.append(c)
-            elif len(extra.setdefault(at, [])) < REPEAT_DATES - 1:
+            elif len(extra.setdefault(at, [])) < self.policy.repeat_dates - 1:
                 extra[at].append(c)
         for at, repeats in extra.items():
             c = keep[at]

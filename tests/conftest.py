@@ -81,7 +81,8 @@ class Harness:
 
 
 async def make_harness(tmp_path: Path, clock: ManualClock, *, lance: bool = False,
-                       embedder=None, model=None, config: MemoryConfig | None = None) -> Harness:
+                       embedder=None, model=None, config: MemoryConfig | None = None,
+                       policy=None) -> Harness:
     embedder = embedder or HashingEmbedder()
     store = await SQLiteStore.open(tmp_path / "memory.db")
     if lance:
@@ -91,7 +92,7 @@ async def make_harness(tmp_path: Path, clock: ManualClock, *, lance: bool = Fals
         index = InMemoryIndex()
     memory = MemoryService(store=store, index=index, embedder=embedder,
                            counter=HeuristicTokenCounter(), clock=clock,
-                           config=config or MemoryConfig())
+                           config=config or MemoryConfig(), policy=policy)
     engine = ConversationEngine(memory=memory, model=model or OfflineChatModel())
     return Harness(memory, engine, clock)
 

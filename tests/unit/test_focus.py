@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory import service
+from memory.policy import RecallPolicy
 from memory.focus import focus_question, question_parts, without_recall_words
 from memory.recall import merge_parts
 from memory.types import IndexHit, ItemKind
@@ -52,7 +52,7 @@ async def test_recall_of_a_chatty_question_finds_what_it_asks(harness, monkeypat
         return next(i.text for i in result.ranked if i.kind is ItemKind.ROUND)
 
     assert "555-0101" in await first_round()
-    monkeypatch.setattr(service, "FOCUS_QUESTION", False)
+    harness.memory.policy = RecallPolicy(focus_question=False)
     assert "555-0101" not in await first_round()
 
 
@@ -95,7 +95,7 @@ async def test_recall_of_a_two_part_question_finds_both_parts(harness, monkeypat
 
     # the second part's many close matches no longer bury the first part's only one
     assert await rank_of_colleague() <= 1
-    monkeypatch.setattr(service, "SPLIT_QUESTIONS", False)
+    harness.memory.policy = RecallPolicy(split_questions=False)
     assert await rank_of_colleague() >= 5  # after the festival's rounds
 
 

@@ -4,6 +4,7 @@ LoCoMo 96% of the evidence of such questions is the named speaker's own words)."
 from __future__ import annotations
 
 from memory import service
+from memory.policy import SPEAKER_WEIGHT, RecallPolicy
 from memory.types import ChatKind, ItemKind
 
 GROUP = dict(chat="g", kind=ChatKind.GROUP)
@@ -23,9 +24,9 @@ async def test_the_named_members_message_ranks_first(harness, monkeypatch):
     await ingest(harness.message("Pottery is how I destress.", user="ben", name="Ben", **GROUP))
     await harness.say("/new", user="ana", **GROUP)
     question = "How does Ben destress?"
-    monkeypatch.setattr(service, "SPEAKER_WEIGHT", 1.0)
+    harness.memory.policy = RecallPolicy(speaker_weight=1.0)
     assert "Ana:" in (await _ranked(harness, question, **GROUP))[0]
-    monkeypatch.setattr(service, "SPEAKER_WEIGHT", 0.8)
+    harness.memory.policy = RecallPolicy(speaker_weight=0.8)
     assert "Ben: Pottery" in (await _ranked(harness, question, **GROUP))[0]
 
 
@@ -44,4 +45,4 @@ async def test_no_weighting_without_exactly_one_named_speaker(harness):
     weighted = service._named_speaker_first(ranked, "How does ana destress?")  # any case
     bens = [i.key for i in ranked if i.kind is ItemKind.ROUND and "Ben:" in i.text]
     assert bens and {i.key: i.score for i in weighted if i.key in bens} == {
-        i.key: i.score * service.SPEAKER_WEIGHT for i in ranked if i.key in bens}
+        i.key: i.score * SPEAKER_WEIGHT for i in ranked if i.key in bens}

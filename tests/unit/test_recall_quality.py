@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from memory import service
 from memory.excerpt import TurnLine, clip_sentences, excerpt, terms
-from memory.service import PREV_WEIGHT, REPLY_WEIGHT, ROUND_PROMPT_TOKENS, MemoryConfig
+from memory.policy import PREV_WEIGHT, REPLY_WEIGHT, ROUND_PROMPT_TOKENS, RecallPolicy
+from memory.service import MemoryConfig
 from memory.tokens import HeuristicTokenCounter
 from memory.types import ChatKind, ItemKind, ModelReply
 
@@ -77,7 +77,7 @@ async def test_recall_shows_a_long_round_as_an_excerpt_carrying_one_turn(tmp_pat
 
 
 async def test_a_recalled_message_brings_the_reply_to_it(harness, monkeypatch):
-    monkeypatch.setattr(service, "SPEAKER_WEIGHT", 1.0)  # the question names Ben
+    harness.memory.policy = RecallPolicy(speaker_weight=1.0)  # the question names Ben
     # a recorded conversation between two people (no assistant replies): one turn per round
     g = dict(chat="g", kind=ChatKind.GROUP)
     ingest = harness.engine.ingest
@@ -100,7 +100,7 @@ async def test_a_recalled_message_brings_the_reply_to_it(harness, monkeypatch):
 
 
 async def test_a_recalled_reply_brings_the_message_it_answers(harness, monkeypatch):
-    monkeypatch.setattr(service, "SPEAKER_WEIGHT", 1.0)  # the question names Ben
+    harness.memory.policy = RecallPolicy(speaker_weight=1.0)  # the question names Ben
     # the matching words are in the reply; the message before it (what it answers) comes along
     g = dict(chat="g", kind=ChatKind.GROUP)
     ingest = harness.engine.ingest
