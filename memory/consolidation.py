@@ -1,7 +1,7 @@
 """LLM consolidation on top of the rules.
 
 When a real model is configured, each consolidation job (a fold or a close, see
-``MemoryService._run_work``) may make ONE structured call that does two things at once:
+``WorkRunner._run_work``) may make ONE structured call that does two things at once:
 
 * **Episode**: the running episode is updated from the previous one: the request carries the
   previous episode (summary, goal, decisions, open tasks, state, participants) and only the turns

@@ -48,6 +48,12 @@ class _Row:
     weights: tuple[float, ...] = (1.0,)
 
 
+def fact_scope(fact: Fact) -> Scope:
+    """The scope a fact belongs to: its owner's private scope when it was said in a private
+    chat, its thread's otherwise."""
+    return Scope.of_chat(fact.origin_kind, user_id=fact.user_id, thread_id=fact.origin_thread_id)
+
+
 def turn_line(turn: Turn) -> str:
     """A turn as a line of a round's text: ``"Speaker: text"``."""
     return f"{turn.speaker or turn.role.value}: {turn.text}"

@@ -9,6 +9,7 @@ relational store, by kind of data) are in :mod:`memory.ports.storage`, re-export
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Protocol, runtime_checkable
@@ -30,7 +31,8 @@ __all__ = [
     "ChatModel", "Clock", "ConversationStore", "DeliveryStore", "Embedder", "EpisodeStore",
     "FactStore", "IdentityStore", "ManualClock", "MemoryAnswerer", "PrivacyStore",
     "RecordStore", "ScopeFilter", "SearchIndex", "SimilarityCalibration", "Store",
-    "StructuredModel", "StructuredReply", "SystemClock", "TokenCounter", "WorkQueue",
+    "StructuredModel", "StructuredReply", "SystemClock", "ThreadLocks", "TokenCounter",
+    "WorkQueue",
 ]
 
 
@@ -221,6 +223,16 @@ class SearchIndex(Protocol):
 
     async def close(self) -> None:
         """Release the index."""
+        ...
+
+
+class ThreadLocks(Protocol):
+    """Mutual exclusion per thread for work that must never run twice at once (a thread's
+    consolidation jobs). One process: ``memory.work_runner.LocalThreadLocks``; a backend shared
+    by several processes supplies its own (a database's advisory locks, say)."""
+
+    def hold(self, thread_id: int) -> AbstractAsyncContextManager[None]:
+        """Hold the thread's lock for the ``async with`` block, waiting for whoever holds it."""
         ...
 
 

@@ -18,7 +18,8 @@ from adapters.models import OfflineChatModel
 from bot.engine import ConversationEngine
 from bot.usage import record_usage
 from memory.consolidation import SCHEMA, TOOL_NAME
-from memory.service import MemoryConfig, MemoryService, retry_delay
+from memory.service import MemoryConfig, MemoryService
+from memory.work_runner import retry_delay
 from memory.stores.inmemory import InMemoryIndex
 from memory.stores.sqlite import SQLiteStore
 from memory.tokens import HeuristicTokenCounter

@@ -11,8 +11,8 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.inspection import inspect_lines
 from bot.scheduler import RETRY_JOB_ID, MemoryScheduler, retry_job
-from memory import service as service_module
-from memory.service import RETRY_BASE_SECONDS, RETRY_MAX_SECONDS, retry_delay
+from memory import work_runner as service_module
+from memory.work_runner import RETRY_BASE_SECONDS, RETRY_MAX_SECONDS, retry_delay
 
 
 def test_the_delay_doubles_from_30_seconds_up_to_an_hour():
