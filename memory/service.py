@@ -46,7 +46,8 @@ from memory.ports import (
 from memory.profile import PROFILE_TOKENS, as_of_session_start, profile_line, select_profile
 from memory.indexing import Indexer, episode_text, fact_scope
 from memory.policy import SPEAKER_WEIGHT, RecallPolicy
-from memory.work_runner import KEEP_AFTER_FOLD, OFFLINE_MODEL, WorkRunner, round_drafts
+from memory.forgetting import Forgetting
+from memory.work_runner import KEEP_AFTER_FOLD, OFFLINE_MODEL, WorkRunner
 from memory.recall import (
     SEMANTIC_HEADER,
     MemoryBlocks,
@@ -61,7 +62,6 @@ from memory.records import (
     NO_WRITES,
     ForgetResult,
     PromptRecord,
-    PurgeRow,
     SessionRow,
     ThreadRow,
     TurnWrites,
@@ -69,7 +69,7 @@ from memory.records import (
     UsageRow,
     UserRow,
 )
-from memory.text import has_cjk, language_of, search_text, search_tokens
+from memory.text import language_of, search_text
 from memory.types import (
     ChatKind,
     Episode,
@@ -196,7 +196,9 @@ class MemoryService:
     """Front door of the memory core. Services are given their ports; none are built here.
 
     Collaborators: :attr:`semantic` (the semantic write policy), :attr:`consolidator` (the
-    consolidation model, when there is one) and :attr:`indexer` (the search index's rows);
+    consolidation model, when there is one), :attr:`indexer` (the search index's rows),
+    :attr:`runner` (pending consolidation, :mod:`memory.work_runner`) and :attr:`forgetting`
+    (deletion and purge, :mod:`memory.forgetting`);
     :attr:`policy` holds the recall knobs (:class:`memory.policy.RecallPolicy`).
     """
 
@@ -235,7 +237,14 @@ class MemoryService:
                                  counter=counter, clock=clock,
                                  episode_summary_tokens=config.episode_summary_tokens,
                                  consolidator=self.consolidator, locks=locks)
-        self.exports = ExportFiles.beside(store.path)  # purged with what they hold
+        self.forgetting = Forgetting(store=store, index=index, indexer=self.indexer,
+                                     runner=self.runner, clock=clock,
+                                     exports=ExportFiles.beside(store.path))
+
+    @property
+    def exports(self) -> ExportFiles | None:
+        """The data folder's export files (purged with what they hold), or None."""
+        return self.forgetting.exports
 
     @property
     def policy(self) -> RecallPolicy:
@@ -704,70 +713,30 @@ class MemoryService:
         return await self.store.facts.turn_has_memory(turn_id)
 
     async def forget_fact(self, user_id: int, fact_id: int) -> ForgetResult:
-        """Delete one fact of the user (with history, source turns and their rounds) from
-        the store and the index, and purge both from disk before returning (see
-        :meth:`finish_purges` for a purge a crash interrupted)."""
-        result = await self.store.privacy.delete_fact(user_id, fact_id, self.clock.now())
-        await self._purge(result, user_id)
-        return result
+        """Delete one fact of the user with what derives from it, and purge it from disk
+        (:meth:`memory.forgetting.Forgetting.forget_fact`)."""
+        return await self.forgetting.forget_fact(user_id, fact_id)
 
     async def forget_fact_messages(self, user_id: int, fact_id: int) -> list[str]:
-        """The texts of the user's own messages :meth:`forget_fact` would delete now (so that
-        copies kept outside the stores, the console's input history, can go first); deletes
-        nothing."""
-        return await self.store.privacy.fact_deletion_messages(user_id, fact_id)
+        """The texts of the user's own messages :meth:`forget_fact` would delete now."""
+        return await self.forgetting.forget_fact_messages(user_id, fact_id)
 
     async def forget_fact_preview(self, user_id: int, fact_id: int) -> list[Fact]:
-        """The facts :meth:`forget_fact` would delete now: the fact first, then the earlier
-        values of its topic it replaced; deletes nothing."""
-        return await self.store.privacy.fact_with_history(user_id, fact_id)
+        """The facts :meth:`forget_fact` would delete now, the fact first."""
+        return await self.forgetting.forget_fact_preview(user_id, fact_id)
 
     async def forget_all_preview(self, user_id: int) -> ForgetResult:
-        """What :meth:`forget_all` would delete now, as counts (facts of every status, private
-        and group episodes, rounds, messages); deletes nothing."""
-        return await self.store.privacy.forget_all_preview(user_id)
+        """What :meth:`forget_all` would delete now, as counts; deletes nothing."""
+        return await self.forgetting.forget_all_preview(user_id)
 
     async def forget_all(self, user_id: int) -> ForgetResult:
-        """Delete everything of one user (``memory.ports.PrivacyStore.forget_all``) and purge
-        it from disk (index rows deleted and old versions cleaned, the store's free space
-        purged) before returning."""
-        result = await self.store.privacy.forget_all(user_id, self.clock.now())
-        await self._purge(result, user_id)
-        log.info("forget_all user=%s facts=%d episodes=%d rounds=%d turns=%d", user_id,
-                 result.facts, result.episodes, result.rounds, result.turns)
-        return result
-
-    async def _purge(self, result: ForgetResult, user_id: int) -> None:
-        if result.purge_id is None:  # nothing was deleted
-            return
-        await self._run_purge(PurgeRow(result.purge_id, user_id, result.index_keys,
-                                       result.resummarise))
-
-    async def _run_purge(self, purge: PurgeRow) -> None:
-        """The steps of a deletion's purge from disk, each safe to repeat: index rows deleted
-        and the index's old versions removed, the user's export files deleted, episodes of
-        the sessions that lost theirs summarised again from what remains (after the index
-        delete: a new episode may reuse a deleted id), the store's free space purged; then the purge
-        record goes."""
-        if purge.index_keys:
-            await self.index.delete(list(purge.index_keys))
-            await self.index.compact()
-        if self.exports is not None:
-            self.exports.drop(purge.user_id)
-        await self.runner.resummarise(purge.resummarise)
-        await self.store.privacy.purge_done(purge.id)
-        await self.store.purge_free_space()
+        """Delete everything of one user and purge it from disk
+        (:meth:`memory.forgetting.Forgetting.forget_all`)."""
+        return await self.forgetting.forget_all(user_id)
 
     async def finish_purges(self) -> int:
-        """Start-up: finish every purge a crash interrupted (its rows are already gone from
-        the store: the record is written in the deletion's transaction), before any input is
-        taken. Returns how many were finished."""
-        purges = await self.store.privacy.pending_purges()
-        for purge in purges:
-            await self._run_purge(purge)
-        if purges:
-            log.info("interrupted purges finished count=%d", len(purges))
-        return len(purges)
+        """Start-up: finish every purge a crash interrupted; returns how many."""
+        return await self.forgetting.finish_purges()
 
     # ----------------------------------------------------------------- life cycle
 
@@ -901,7 +870,7 @@ class MemoryService:
         if before.text == turn.text:
             return turn, []
         if not derive_facts or not ctx.user.memory_enabled:
-            await self._drop_derived_from_edit(ctx, before, turn)
+            await self.forgetting.drop_derived_from_edit(ctx.user.id, before, turn)
             return turn, []
         stated = [f for f in await self.store.facts.list_facts(ctx.user.id, [FactStatus.ACTIVE])
                   if turn.id in f.source_turn_ids]
@@ -919,34 +888,10 @@ class MemoryService:
             facts = await self.store.facts.get_facts([f.id for f in ended])
             await self.index.upsert(await self.indexer.fact_items(
                 [(f, fact_scope(f)) for f in facts.values()]))
-        await self._drop_derived_from_edit(ctx, before, turn)
+        await self.forgetting.drop_derived_from_edit(ctx.user.id, before, turn)
         log.info("turn edited id=%s thread=%s outcomes=%d ended=%d", turn.id, ctx.thread.id,
                  len(outcomes), len(ended))
         return turn, outcomes
-
-    async def _drop_derived_from_edit(self, ctx: Context, before: Turn, turn: Turn) -> None:
-        """What was derived from an edited turn's old text is deleted or rebuilt from what
-        remains (``memory.ports.PrivacyStore.drop_derived_from_edit``): replies that quoted it (they hold a
-        word of the old text the new one lacks), episodes citing it (summarised again), its
-        rounds (rewritten and indexed again), facts only it stated that are no longer current
-        (the old value), ``/why`` records; then purged from disk like a deletion."""
-        new = set(search_tokens(turn.text))
-        old_terms = {t for t in search_tokens(before.text) if t not in new and (
-            len(t) >= 3 or any(c.isdigit() for c in t) or (has_cjk(t) and len(t) >= 2))}
-        stale = [f.id for f in await self.store.facts.list_facts(
-                     ctx.user.id, [FactStatus.SUPERSEDED, FactStatus.ARCHIVED])
-                 if set(f.source_turn_ids) == {turn.id}]
-        cascade = await self.store.privacy.drop_derived_from_edit(
-            ctx.user.id, turn.id, old_terms, self.clock.now(), fact_ids=stale,
-            round_text=lambda turns: "\n".join(d.text for d in round_drafts(turns)))
-        await self._run_purge(PurgeRow(cascade.purge_id, ctx.user.id, cascade.index_keys,
-                                       cascade.resummarise))
-        rounds = await self.store.episodes.get_rounds(cascade.rebuilt)
-        if rounds:
-            await self.index.upsert(await self.indexer.round_items([rounds[i] for i in sorted(rounds)]))
-        log.info("edit cascade turn=%s replies_deleted=%d rounds_rebuilt=%d episodes_redone=%d "
-                 "facts_deleted=%d", turn.id, cascade.replies, len(rounds),
-                 len(cascade.resummarise), len(stale))
 
     # ----------------------------------------------------------------- export / import
 
