@@ -113,6 +113,6 @@ async def test_a_lone_surrogate_in_an_update_is_replaced_and_the_message_kept(en
     await env.send(fake.private(ALICE, "and the next one"))
     assert len(fake.sent(11)) == 2, fake.sent(11)
     user = await env.user(ALICE)
-    texts = [t["text"] for t in (await env.app.store.user_rows(user.id))["turns"]
+    texts = [t["text"] for t in (await env.app.store.privacy.user_rows(user.id))["turns"]
              if t["role"] == "user"]
     assert texts == ["hello \ufffd x", "and the next one"]
