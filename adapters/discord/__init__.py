@@ -178,7 +178,7 @@ async def start_discord(settings: Any, app: Any, *, api_base: str | None = None,
         raise ConfigError("invalid setting: DISCORD_BOT_TOKEN: not set")
     adapter = DiscordAdapter(engine=app.engine, allows=settings.allows,
                              guild_id=settings.discord_guild_id, edit_interval=edit_interval,
-                             client_options=client_options, marks=app.store)
+                             client_options=client_options, marks=app.store.deliveries)
     endpoints = _Endpoints(api_base, gateway_url)
     endpoints.apply()
     handle = DiscordHandle(adapter, token.get_secret_value(), endpoints)
