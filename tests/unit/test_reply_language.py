@@ -49,7 +49,7 @@ async def test_language_is_stored_per_user_and_wins_over_message_and_hint(tmp_pa
         await h.memory.store.close()
     store = await SQLiteStore.open(tmp_path / "memory.db")  # kept across a restart
     try:
-        assert (await store.find_user("console", "alice")).language == "zh"
-        assert (await store.find_user("console", "bob")).language is None
+        assert (await store.identities.find_user("console", "alice")).language == "zh"
+        assert (await store.identities.find_user("console", "bob")).language is None
     finally:
         await store.close()
