@@ -3,7 +3,7 @@
 A platform update (a Telegram update, a Discord message for the bot) is recorded when it
 arrives, kept with its payload until the turn it produced is stored or its command ended, and
 then marked handled; the handled mark stays for :data:`SEEN_KEEP` so a redelivery across a
-restart is recognised and skipped. The SQLite store (``memory.stores.sqlite.SQLiteStore``)
+restart is recognised and skipped. The store's deliveries port (``memory.ports.DeliveryStore``)
 implements :class:`UpdateMarks`.
 """
 
