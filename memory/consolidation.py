@@ -71,7 +71,7 @@ from memory.text import (
     sentences,
     stem_english,
 )
-from memory.topics import match_topics
+from memory.topic_statements import match_topics
 from memory.types import (
     ChatKind,
     ChatMessage,

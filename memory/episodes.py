@@ -16,7 +16,7 @@ from memory.ports import TokenCounter
 from memory.records import EpisodeDraft
 from memory.language import is_question
 from memory.text import language_of, normalise, search_tokens, sentences, stem_english
-from memory.topics import match_topics
+from memory.topic_statements import match_topics
 from memory.types import KeyDatum, Role, Turn
 
 #: Whole messages that end a session (compared after :func:`memory.text.normalise`).

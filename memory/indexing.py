@@ -19,7 +19,8 @@ from memory.facts import first_person
 from memory.policy import ROUND_EMBED_CHARS, RecallPolicy
 from memory.ports import Embedder, SearchIndex, Store
 from memory.text import language_of, search_text
-from memory.topics import match_topics, topic_terms
+from memory.topic_statements import match_topics
+from memory.topics import topic_terms
 from memory.types import Episode, Fact, IndexItem, ItemKind, Role, Round, Scope, Turn
 
 log = logging.getLogger("memory.service")

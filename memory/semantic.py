@@ -51,7 +51,8 @@ from memory.ports import ConversationStore, Embedder, FactStore, ScopeFilter, Se
 from memory.records import ThreadRow
 from memory.statements import bare_value, constraint, endings, ends, keys_match, open_attributes
 from memory.text import has_cjk, language_of, normalise
-from memory.topics import CONSTRAINT_TOPICS, match_topics, not_allergic_to
+from memory.topic_statements import match_topics, not_allergic_to
+from memory.topics import CONSTRAINT_TOPICS
 from memory.types import Fact, FactStatus, ItemKind, Scope, Turn
 
 log = logging.getLogger(__name__)

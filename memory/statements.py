@@ -34,6 +34,7 @@ from memory import language as L
 from memory.lexicon import en as EN
 from memory.lexicon import zh as ZH
 from memory.text import has_cjk, search_tokens, stem_english
+from memory.topics import TOPIC_BY_KEY, TOPICS
 
 #: Longest value kept, in characters (a longer "value" is a whole clause, not an attribute).
 MAX_VALUE_CHARS = 60
@@ -653,8 +654,6 @@ def _norm_value(value: str) -> str:
 
 def _said(key: str, attribute: str, value: str, *, additive: bool = False,
           changed_from: str | None = None, named: bool = False) -> Said:
-    from memory.topics import TOPIC_BY_KEY
-
     norm = _norm_value(value)
     topic = key if key in TOPIC_BY_KEY else None
     if topic is not None and TOPIC_BY_KEY[topic].multi or additive:
@@ -701,8 +700,6 @@ def _zh_parts(sentence: str) -> list[str]:
 
 
 def _topic_attributes(clause: str, lang: str) -> list[Said]:
-    from memory.topics import TOPICS
-
     zh_first = lang == "zh"
     toks = None if has_cjk(clause) and not clause.isascii() and zh_first else L.tokens(clause)
     out: dict[str, Said] = {}

@@ -2,7 +2,8 @@
 
 import pytest
 
-from memory.topics import TOPIC_KEYS, TOPICS, match_topics
+from memory.topic_statements import match_topics
+from memory.topics import TOPIC_KEYS, TOPICS
 
 CASES = [
     ("residence", "I live in Graz", "en", "graz", "I moved to Linz", "linz"),
