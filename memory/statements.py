@@ -39,6 +39,8 @@ from memory.topics import TOPIC_BY_KEY, TOPICS
 #: Longest value kept, in characters (a longer "value" is a whole clause, not an attribute).
 MAX_VALUE_CHARS = 60
 MAX_ZH_VALUE_CHARS = 20
+#: Longest Chinese proper name taken as a value (a place such as 广西壮族自治区 has 7 characters).
+MAX_ZH_NAME_CHARS = 8
 #: Longest attribute name of "my X is Y", in English words / Chinese characters.
 MAX_ATTRIBUTE_WORDS = 5
 MAX_ZH_ATTRIBUTE_CHARS = 10
@@ -348,6 +350,10 @@ def _zh_walk(items, k, q, text, value):
 
 
 def _zh_value(kind: str, value: str) -> str | None:
+    if kind == "name":  # 我是{v:name}人: 湖南 / 北京, never 个好 (我是个好人) or 一个很内向
+        value = _zh_clean(value)
+        return value if 0 < len(value) <= MAX_ZH_NAME_CHARS and not any(
+            c in ZH.NOT_IN_NAMES for c in value) else None
     if kind not in {"", "number"}:
         return _zh_class_value(kind, value.strip())
     if value.startswith("的"):
@@ -380,8 +386,11 @@ def _zh_class_value(kind: str, value: str) -> str | None:
     if kind in ZH.HEAD_CLASSES:
         for word in sorted(members, key=len, reverse=True):
             at = value.find(word)
-            if 0 <= at <= 8:
-                return _zh_clean(value[:at + len(word)])
+            if 0 <= at <= 8:  # 我是做销售的: the verb that leads the occupation is not in it
+                found = _zh_clean(value[:at + len(word)])
+                lead = next((v for v in ZH.OCCUPATION_VERBS if found.startswith(v)
+                             and len(found) > len(v)), "")
+                return found[len(lead):]
         return None
     for word in sorted(members, key=len, reverse=True):
         if value.startswith(word):

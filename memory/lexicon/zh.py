@@ -102,6 +102,10 @@ VALUE_LEADS = ("要", "请", "尽量", "都", "更")
 #: Leading particles cut from a value.
 VALUE_HEADS = ("了", "是")
 #: Degree words that make a value a judgement (很好, 最便宜的): no value of an attribute.
+#: Characters that never stand in a proper name taken as a value (``{v:name}``): measure
+#: words, demonstratives, particles, degree adverbs and judgements (我是个好人, 我是一个很内向的人,
+#: 我是这个项目的负责人 name no place).
+NOT_IN_NAMES = frozenset("个的很这那一好坏不没最挺太么什谁都也在了是有被把")
 NOT_VALUE_HEADS = ("很", "挺", "太", "非常", "特别", "最", "超", "比较", "有点", "不", "没")
 #: Punctuation that ends a value or a clause.
 CLAUSE_MARKS = "，,。.；;！!？?、：:\n"
@@ -150,7 +154,11 @@ OCCUPATIONS = (
     "研究员", "科学家", "作家", "厨师", "分析师", "顾问", "程序员", "码农", "交易员", "建筑师",
     "药剂师", "牙医", "消防员", "摄影师", "记者", "电工", "司机", "农民", "产品经理", "销售", "翻译",
     "演员", "编辑", "秘书", "服务员", "警察", "军人", "实习生", "宝妈", "公务员", "会计师",
-    "架构师", "研究生", "博士生", "本科生")
+    "架构师", "研究生", "博士生", "本科生", "开发", "开发者", "开发人员", "水管工", "机械师",
+    "飞行员", "图书管理员", "治疗师", "心理咨询师", "心理学家", "创业者", "创始人", "音乐人",
+    "音乐家", "艺术家", "兽医", "收银员", "咖啡师", "运维")
+#: Verbs that lead an occupation without being part of it (我是做销售的, 我是当老师的).
+OCCUPATION_VERBS = ("做", "当", "干")
 DIETS = ("吃素", "是素食主义者", "吃全素", "是纯素食者", "素食")
 DIET_FOODS = ("生酮", "清真")
 RELATIONSHIPS = ("结婚了", "单身", "离婚了", "订婚了", "已婚")
@@ -180,7 +188,7 @@ HEAD_CLASSES = frozenset({"occupation"})
 TOPIC_PHRASES: dict[str, tuple[str, ...]] = {
     "residence": ("我住在{v}", "我搬家到{v}", "我搬到{v}住", "我搬到{v}", "我在{v}生活",
                   "我于{v}生活"),
-    "hometown": ("我来自{v}", "我老家是{v}", "我老家在{v}", "我是{v}人"),
+    "hometown": ("我来自{v}", "我老家是{v}", "我老家在{v}", "我是{v:name}人"),
     "employer": ("我在{v}工作", "我在{v}上班", "我在{v}任职", "我入职了{v}", "我入职{v}",
                  "我换工作了，现在在{v}", "我换了工作，现在在{v}", "我换公司了，现在在{v}"),
     "job": ("我是一名{v:occupation}", "我是一个{v:occupation}", "我是{v:occupation}",

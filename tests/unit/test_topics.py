@@ -14,6 +14,9 @@ CASES = [
     ("employer", "我在腾讯工作", "zh", "腾讯", "我入职了阿里", "阿里"),
     ("job", "I'm a nurse", "en", "nurse", "I work as a teacher", "teacher"),
     ("job", "我是一名护士", "zh", "护士", "我是做量化策略的", "量化策略"),
+    ("job", "我是量化开发", "zh", "量化开发", "我现在是一名飞行员", "飞行员"),
+    ("job", "我是做销售的", "zh", "销售", "我是当老师的", "老师"),
+    ("hometown", "我是广东潮汕人", "zh", "广东潮汕", "我是东北人", "东北"),
     ("diet", "I'm vegetarian", "en", "vegetarian", "I'm vegan", "vegan"),
     ("diet", "我吃素", "zh", "吃素", "我是素食主义者", "是素食主义者"),
     ("allergy:peanuts", "I'm allergic to peanuts", "en", "peanuts", None, None),
@@ -95,6 +98,9 @@ def test_the_table_has_at_least_twenty_topics_all_tested():
     ("I'm 5 minutes away", "en"),
     ("I'm 3, 4 or 5 on the list", "en"),
     ("我女儿刚满5岁", "zh"),
+    ("我是个好人", "zh"),
+    ("我是一个很内向的人", "zh"),
+    ("我是这个项目的负责人", "zh"),
 ])
 def test_statements_about_others_or_nothing_match_no_user_topic(text, lang):
     assert match_topics(text, lang) == []
