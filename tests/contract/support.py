@@ -2,9 +2,10 @@
 the same tests (``tests/contract``).
 
 A backend is one entry of :data:`BACKENDS` (a name and how to open an empty store in a
-temporary folder); backends with a schema also give, in :data:`SCHEMAS`, how to leave a
-database at each earlier schema version. Adding a backend (PostgreSQL, say) is one entry in
-each.
+temporary folder, given the test's fixture request for servers it needs); backends with a
+schema also give, in :data:`SCHEMAS`, how to leave a database at each earlier schema version.
+PostgreSQL runs on the one server the test run starts (``postgres_server``, skipped when it
+cannot start), each store in a scratch schema of its own that closing it drops.
 """
 
 from __future__ import annotations
@@ -18,22 +19,26 @@ import pytest
 from memory.ports import Store
 from memory.records import ThreadRow, UserRow
 from memory.stores.memory_store import InMemoryStore
+from memory.stores.postgres import PostgresStore
 from memory.stores.sqlite import SQLiteStore
 from memory.types import ChatKind, Role, Scope, ThreadKey, Turn
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 
-#: How to open an empty store of each backend in a temporary folder.
-BACKENDS: dict[str, Callable[[Path], Awaitable[Store]]] = {
-    "sqlite": lambda folder: SQLiteStore.open(folder / "memory.db"),
-    "memory": lambda folder: InMemoryStore.open(),
+#: How to open an empty store of each backend in a temporary folder (with the test's fixture
+#: request, for the servers a backend needs).
+BACKENDS: dict[str, Callable[[Path, pytest.FixtureRequest], Awaitable[Store]]] = {
+    "sqlite": lambda folder, request: SQLiteStore.open(folder / "memory.db"),
+    "memory": lambda folder, request: InMemoryStore.open(),
+    "postgres": lambda folder, request: PostgresStore.open(
+        request.getfixturevalue("postgres_server"), scratch=True),
 }
 
 
 @pytest.fixture(params=sorted(BACKENDS))
 async def store(request, tmp_path) -> Store:
     """An empty store of each backend in turn (the contract's test modules import it)."""
-    opened = await BACKENDS[request.param](tmp_path)
+    opened = await BACKENDS[request.param](tmp_path, request)
     yield opened
     await opened.close()
 

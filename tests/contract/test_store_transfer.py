@@ -68,7 +68,7 @@ def _without_ids(doc: dict) -> dict:
 
 @pytest.mark.parametrize("target", sorted(BACKENDS))
 async def test_an_export_loads_into_any_backend_and_reads_back_the_same(store, target,
-                                                                        tmp_path):
+                                                                        tmp_path, request):
     ada = await _a_user_with_everything(store)
     doc = build_document(await store.privacy.user_rows(ada.user.id), at(100))
     assert [f["text"] for f in doc["facts"]] == ["The user lives in Graz",
@@ -76,7 +76,7 @@ async def test_an_export_loads_into_any_backend_and_reads_back_the_same(store, t
     assert doc["facts"][0]["superseded_by"] == doc["facts"][1]["id"]
     folder = tmp_path / "target"
     folder.mkdir()
-    other = await BACKENDS[target](folder)
+    other = await BACKENDS[target](folder, request)
     try:
         await Chat.open(other, "someone else")  # ids here differ from the exporting store's
         uid = await other.privacy.load_user_rows(parse_document(doc), at(200))
