@@ -9,20 +9,15 @@ never calls a chat platform or a language model; the conversation engine in ``bo
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
 
 from memory.consolidation import LLMConsolidator
-from memory.excerpt import TurnLine, excerpt, terms
-from memory.focus import (
-    asks_about_the_user,
-    focus_question,
-    question_parts,
-    without_recall_words,
-)
+from memory.context import Context, MemoryConfig
+from memory.forgetting import Forgetting
+from memory.indexing import Indexer, fact_scope
 from memory.lifecycle import (
     IdleCheck,
     MaintenanceReport,
@@ -33,31 +28,17 @@ from memory.lifecycle import (
     is_idle,
     retention_cutoff,
 )
+from memory.policy import RecallPolicy
 from memory.ports import (
     Clock,
     Embedder,
-    ScopeFilter,
     SearchIndex,
     Store,
     StructuredModel,
     ThreadLocks,
     TokenCounter,
 )
-from memory.profile import PROFILE_TOKENS, as_of_session_start, profile_line, select_profile
-from memory.indexing import Indexer, episode_text, fact_scope
-from memory.policy import SPEAKER_WEIGHT, RecallPolicy
-from memory.forgetting import Forgetting
-from memory.work_runner import KEEP_AFTER_FOLD, OFFLINE_MODEL, WorkRunner
-from memory.recall import (
-    SEMANTIC_HEADER,
-    MemoryBlocks,
-    asks_about_the_past,
-    merge_parts,
-    pack,
-    rank_hits,
-)
-from memory.semantic import FactOutcome, SemanticWriter
-from memory.stores.exports import ExportFiles
+from memory.recaller import RecallResult, Recaller
 from memory.records import (
     NO_WRITES,
     ForgetResult,
@@ -69,127 +50,26 @@ from memory.records import (
     UsageRow,
     UserRow,
 )
-from memory.text import language_of, search_text
+from memory.semantic import FactOutcome, SemanticWriter
+from memory.stores.exports import ExportFiles
 from memory.types import (
     ChatKind,
     Episode,
     Fact,
     FactStatus,
     IncomingMessage,
-    ItemKind,
     ModelReply,
-    RecalledItem,
     Role,
-    Round,
     Scope,
     ThreadKey,
     Turn,
 )
+from memory.work_runner import KEEP_AFTER_FOLD, WorkRunner
 from memory.working import select_window
 
 log = logging.getLogger(__name__)
 
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryConfig:
-    """The memory settings the core needs (built by ``bot/`` from the product settings).
-
-    Attributes:
-        max_working_messages: turns in the prompt window.
-        max_working_tokens: tokens in the prompt window.
-        top_k: facts recalled per prompt (1-5).
-        threshold: minimum recall score in [0, 1] (``memory.recall``).
-        budget_tokens: tokens for all memory blocks of one prompt.
-        episode_summary_tokens: tokens of an offline episode summary.
-        default_timezone: IANA zone for users who set none (relative dates in facts).
-        summary_trigger_messages: unfolded turns of a session that trigger a fold.
-        profile_tokens: most tokens of the profile block (``memory.profile``), counted in
-            ``budget_tokens``; 0 = no profile block.
-    """
-
-    max_working_messages: int = 30
-    max_working_tokens: int = 4000
-    top_k: int = 3
-    threshold: float = 0.30
-    budget_tokens: int = 1000
-    episode_summary_tokens: int = 60
-    default_timezone: str = "UTC"
-    summary_trigger_messages: int = 40
-    profile_tokens: int = PROFILE_TOKENS
-
-
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    """Who is speaking where: the user, the thread and the scope their memory lives in."""
-
-    user: UserRow
-    thread: ThreadRow
-
-    @property
-    def scope(self) -> Scope:
-        """The user's private scope in private chats, the thread's in groups."""
-        return Scope.of_chat(self.thread.chat_kind, user_id=self.user.id,
-                             thread_id=self.thread.id)
-
-
-@dataclass(frozen=True, slots=True)
-class RecallResult:
-    """Recalled memory for one prompt.
-
-    Attributes:
-        blocks: the packed items and rendered blocks.
-        candidates: number of index candidates considered.
-        elapsed_ms: wall time of the recall, embedding included (milliseconds).
-    """
-
-    blocks: MemoryBlocks
-    candidates: int
-    elapsed_ms: float
-    ranked: tuple[RecalledItem, ...] = field(default=())
-
-
-
-
-
-
-def _date(value: datetime) -> str:
-    return value.strftime("%Y-%m-%d")
-
-
-def _fact_line(fact: Fact) -> str:
-    """A fact as rendered in the memory block, with the dates it was true."""
-    if fact.status is FactStatus.ACTIVE:
-        return f"- {fact.text} (since {_date(fact.valid_from)})"
-    until = _date(fact.valid_to) if fact.valid_to else "?"
-    return f"- {fact.text} (from {_date(fact.valid_from)} until {until}; no longer current)"
-
-
-_ROUND_SPEAKER = re.compile(r"^- \([^)]*\) ([^:/]{1,60}): ")
-
-
-def _named_speaker_first(candidates: list[RecalledItem], query: str,
-                         weight: float = SPEAKER_WEIGHT) -> list[RecalledItem]:
-    """Weigh the rounds of other speakers by ``weight`` (``RecallPolicy.speaker_weight``) when ``query`` names exactly one
-    speaker of the recalled rounds (by the first word of the name, whole word, any case), and
-    re-sort by score (stable). Returns ``candidates`` unchanged otherwise."""
-    if weight >= 1 or not candidates:
-        return candidates
-    speaker_of = {c.key: m.group(1).strip() for c in candidates
-                  if c.kind is ItemKind.ROUND and (m := _ROUND_SPEAKER.match(c.text))}
-    speakers = set(speaker_of.values())
-    if len(speakers) < 2:
-        return candidates
-    named = [name for name in speakers if name.split()
-             and re.search(rf"\b{re.escape(name.split()[0])}\b", query, re.IGNORECASE)]
-    if len(named) != 1:
-        return candidates
-    out = [replace(c, score=c.score * weight)
-           if speaker_of.get(c.key, named[0]) != named[0] else c for c in candidates]
-    out.sort(key=lambda c: -c.score)
-    return out
+__all__ = ["Context", "MemoryConfig", "MemoryService", "RecallResult"]
 
 
 class MemoryService:
@@ -197,9 +77,10 @@ class MemoryService:
 
     Collaborators: :attr:`semantic` (the semantic write policy), :attr:`consolidator` (the
     consolidation model, when there is one), :attr:`indexer` (the search index's rows),
-    :attr:`runner` (pending consolidation, :mod:`memory.work_runner`) and :attr:`forgetting`
-    (deletion and purge, :mod:`memory.forgetting`);
-    :attr:`policy` holds the recall knobs (:class:`memory.policy.RecallPolicy`).
+    :attr:`recaller` (recall and packing, :mod:`memory.recaller`), :attr:`runner` (pending
+    consolidation, :mod:`memory.work_runner`) and :attr:`forgetting` (deletion and purge,
+    :mod:`memory.forgetting`); :attr:`policy` holds the recall knobs
+    (:class:`memory.policy.RecallPolicy`), :attr:`config` the memory settings.
     """
 
     def __init__(
@@ -221,10 +102,12 @@ class MemoryService:
         self.embedder = embedder
         self.counter = counter
         self.clock = clock
-        self.config = config
+        self._config = config
+        policy = policy or RecallPolicy()
         self.indexer = Indexer(store=store, index=index, embedder=embedder,
-                               default_timezone=config.default_timezone,
-                               policy=policy or RecallPolicy())
+                               default_timezone=config.default_timezone, policy=policy)
+        self.recaller = Recaller(store=store, index=index, embedder=embedder, counter=counter,
+                                 clock=clock, config=config, policy=policy)
         self.semantic = SemanticWriter(facts=store.facts, conversations=store.conversations,
                                        embedder=embedder, index=index)
         # LLM consolidation on top of the rules; None = rules only (offline)
@@ -248,12 +131,25 @@ class MemoryService:
 
     @property
     def policy(self) -> RecallPolicy:
-        """The recall knobs in use (the indexer's round-vector knobs among them)."""
-        return self.indexer.policy
+        """The recall knobs in use (the indexer's round-vector knobs among them); setting it
+        gives the new value to the recaller and the indexer."""
+        return self.recaller.policy
 
     @policy.setter
     def policy(self, value: RecallPolicy) -> None:
+        self.recaller.policy = value
         self.indexer.policy = value
+
+    @property
+    def config(self) -> MemoryConfig:
+        """The memory settings in use; setting it gives the new value to the collaborators
+        that read it per call."""
+        return self._config
+
+    @config.setter
+    def config(self, value: MemoryConfig) -> None:
+        self._config = value
+        self.recaller.config = value
 
     # ----------------------------------------------------------------- identities and turns
 
@@ -461,185 +357,16 @@ class MemoryService:
         touch: bool = True,
         exclude_session_id: int | None = None,
     ) -> RecallResult:
-        """Recall memory for ``query`` in ``ctx`` and pack it under the budget.
-
-        The last episode of the thread is pinned (the next session starts with it, with the
-        score it earns for ``query``, under the threshold or not); facts,
-        episodes and rounds of the context's scope compete by the fused score
-        (``memory.recall``), cut by the threshold, ``top_k`` facts and the budget; rounds longer
-        than ``ROUND_PROMPT_TOKENS`` are shown as excerpts, a one-turn round brings the reply to
-        it and the message before it, and rounds with the same words are shown once with their
-        dates. A chatty message is recalled for the question it states after a marker
-        ("what I really want to know is", ``FOCUS_QUESTION``), and a question in several parts
-        ("A? Also, B?", "A？另外，B？") for each part, merged (``SPLIT_QUESTIONS``); the words that
-        ask to remember ("Do you remember that ...", 你还记得) are left out of the search
-        (``memory.focus.without_recall_words``). Rows of
-        another scope, and other users' facts, are excluded inside the index query. Recalled
-        facts get ``last_recalled_at`` unless ``touch`` is False
-        (read-only questions).
-
-        Args:
-            ctx: the speaker and thread.
-            query: the current input (already redacted).
-            budget_tokens: tokens for the memory blocks; default ``MEMORY_TOKEN_BUDGET``.
-            touch: record the recall on the facts.
-            exclude_session_id: the current session: its running episode is pinned (what was
-                folded out of working memory stays in reach), its rounds may be recalled (they
-                exist only for folded turns), and it is not recalled a second time.
+        """Recall memory for ``query`` in ``ctx`` and pack it under ``budget_tokens`` (default
+        ``MEMORY_TOKEN_BUDGET``); recalled facts get ``last_recalled_at`` unless ``touch`` is
+        False; ``exclude_session_id`` (the current session) has its running episode pinned
+        and is not recalled a second time (:meth:`memory.recaller.Recaller.recall`).
 
         Returns:
             The packed blocks, the number of candidates and the elapsed milliseconds.
         """
-        started = time.perf_counter()
-        budget = budget_tokens or self.config.budget_tokens
-        if not ctx.user.memory_enabled:
-            return RecallResult(pack([], budget_tokens=budget, top_k_facts=0,
-                                     counter=self.counter), 0, 0.0)
-        limit = max(50, budget // 20)
-        if self.policy.focus_question:  # the question after "what I really want to ask is"
-            query = focus_question(query)
-        about_me = asks_about_the_user(query)
-        query = without_recall_words(query)  # "Do you remember that ..." matched every "remember"
-        parts = [] if not query else question_parts(query) if self.policy.split_questions else [query]
-        hits: list = []
-        per_part = []
-        below: dict[str, float] = {}  # best score of every hit, also under the threshold
-        for part in parts:
-            vector = await self.embedder.embed_query(part)
-            part_hits = await self.index.search(
-                vector=vector, text=search_text(part),
-                where=ScopeFilter(scope=str(ctx.scope), owner=str(ctx.user.id),
-                                  include_history=asks_about_the_past(part)), limit=limit,
-            )
-            hits += part_hits
-            scored = rank_hits(part_hits, self.embedder.calibration, threshold=0.0,
-                               cjk=language_of(part) == "zh")
-            for hit, score in scored:
-                below[hit.key] = max(below.get(hit.key, 0.0), score)
-            per_part.append([(h, s) for h, s in scored if s >= self.config.threshold])
-        ranked = merge_parts(per_part)
-        fetched: dict[int, Round] = {}  # rounds read for this recall, by id
-        candidates = await self._render(ranked, exclude_session_id, query, fetched)
-        candidates = await self._with_replies(candidates, query, fetched)
-        candidates = self._merge_repeats(candidates)
-        if about_me:  # "what do you remember about me?" matches no fact
-            candidates = await self._with_own_facts(ctx, candidates)
-        if ctx.thread.chat_kind is not ChatKind.PRIVATE:  # a group's named member
-            candidates = _named_speaker_first(candidates, query, self.policy.speaker_weight)
-        pins = [await self.store.episodes.last_episode(ctx.thread.id)]
-        if exclude_session_id is not None:
-            pins.append(await self.store.episodes.session_episode(exclude_session_id))
-        # a pinned episode is in the prompt whatever its score; its score is still the one it
-        # earns for this query (0.0: not among the hits), so that /why and the offline reply
-        # can tell whether it relates to the message (score >= SIMILARITY_THRESHOLD)
-        earned = {c.key: c.score for c in candidates}
-        for pinned in reversed([p for p in pins if p is not None and p.scope == ctx.scope]):
-            key = f"episode:{pinned.id}"
-            candidates.insert(0, self._episode_item(
-                pinned, score=earned.get(key, below.get(key, 0.0)), pinned=True))
-        profile = await self._profile(ctx, exclude_session_id, budget, below)
-        blocks = pack(candidates, budget_tokens=budget, top_k_facts=self.config.top_k,
-                      counter=self.counter, profile=profile)
-        if touch:  # a profile fact counts as recalled when the message matched it
-            fact_ids = [int(i.key.split(":")[1]) for i in blocks.items if i.kind is ItemKind.FACT
-                        and (not i.profile or i.score >= self.config.threshold)]
-            await self.store.facts.touch_facts(fact_ids, self.clock.now())
-        elapsed = (time.perf_counter() - started) * 1000
-        log.info("recall thread=%s candidates=%d kept=%d items=%d tokens=%d ms=%.1f",
-                 ctx.thread.id, len(hits), len(ranked), len(blocks.items), blocks.tokens, elapsed)
-        return RecallResult(blocks=blocks, candidates=len(hits), elapsed_ms=elapsed,
-                            ranked=tuple(candidates))
-
-    async def _render(self, ranked, exclude_session_id: int | None, query: str = "",
-                      fetched: dict[int, Round] | None = None) -> list[RecalledItem]:
-        by_kind: dict[ItemKind, list[int]] = {}
-        for hit, _ in ranked:
-            by_kind.setdefault(hit.kind, []).append(hit.item_id)
-        facts = await self.store.facts.get_facts(by_kind.get(ItemKind.FACT, []))
-        episodes = await self.store.episodes.get_episodes(by_kind.get(ItemKind.EPISODE, []))
-        rounds = await self.store.episodes.get_rounds(by_kind.get(ItemKind.ROUND, []))
-        if fetched is not None:
-            fetched.update(rounds)
-        shown = await self._round_excerpts(rounds, query)  # long rounds as excerpts
-        out: list[RecalledItem] = []
-        for hit, score in ranked:
-            if hit.kind is ItemKind.FACT and hit.item_id in facts:
-                fact = facts[hit.item_id]
-                text = _fact_line(fact)
-                out.append(RecalledItem(hit.key, hit.kind, text, score, self.counter.count(text),
-                                        fact.source_turn_ids, None, fact.created_at))
-            elif hit.kind is ItemKind.EPISODE and hit.item_id in episodes:
-                episode = episodes[hit.item_id]
-                if episode.session_id != exclude_session_id:
-                    out.append(self._episode_item(episode, score=score))
-            elif hit.kind is ItemKind.ROUND and hit.item_id in rounds:
-                rnd = rounds[hit.item_id]
-                text, turn_ids = shown[rnd.id]
-                out.append(RecalledItem(hit.key, hit.kind, text, score,
-                                        self.counter.count(text), turn_ids,
-                                        rnd.session_id, rnd.created_at))
-        return out
-
-    async def _profile(self, ctx: Context, session_id: int | None, budget: int,
-                       earned: dict[str, float]) -> list[RecalledItem]:
-        """The profile block's facts for ``ctx`` (``memory.profile``), as pinned items scored
-        with what they earned for this query (``earned``: best score by key, 0.0 when not a
-        hit), within ``profile_tokens`` and ``budget``."""
-        limit = min(self.config.profile_tokens, budget)
-        if limit <= 0:
-            return []
-        session = await self.store.conversations.get_session(session_id) if session_id is not None else None
-        facts = as_of_session_start(await self.store.facts.facts_in_scope(ctx.user.id, ctx.scope),
-                                    session.started_at if session is not None else None)
-        chosen = select_profile(facts, budget_tokens=limit, counter=self.counter,
-                                header=SEMANTIC_HEADER)
-        items = []
-        for fact in chosen:
-            text, key = profile_line(fact), f"fact:{fact.id}"
-            items.append(RecalledItem(key, ItemKind.FACT, text, earned.get(key, 0.0),
-                                      self.counter.count(text), fact.source_turn_ids, None,
-                                      fact.created_at, pinned=True, profile=True))
-        return items
-
-    async def _with_own_facts(self, ctx: Context, candidates: list[RecalledItem]
-                              ) -> list[RecalledItem]:
-        """Add the speaker's active facts of this scope, newest first, scored at the recall
-        threshold (after what the question matched; ``pack`` keeps ``top_k`` facts), to a
-        question about the speaker as a whole (``memory.focus.asks_about_the_user``)."""
-        have = {c.key for c in candidates}
-        facts = [f for f in await self.store.facts.active_facts(ctx.user.id, ctx.scope)
-                 if f"fact:{f.id}" not in have]
-        added = []
-        for fact in sorted(facts, key=lambda f: f.created_at, reverse=True):
-            text = _fact_line(fact)
-            added.append(RecalledItem(f"fact:{fact.id}", ItemKind.FACT, text,
-                                      self.config.threshold, self.counter.count(text),
-                                      fact.source_turn_ids, None, fact.created_at))
-        return sorted([*candidates, *added], key=lambda c: -c.score)
-
-    def _episode_item(self, episode: Episode, *, score: float, pinned: bool = False
-                      ) -> RecalledItem:
-        running = " (this conversation so far)" if episode.status == "running" else ""
-        text = self._clip_tokens(f"- ({_date(episode.started_at)}){running} "
-                                 f"{episode_text(episode, key_data_lines=2, compact=True)}",
-                                 self.policy.episode_prompt_tokens)
-        return RecalledItem(f"episode:{episode.id}", ItemKind.EPISODE, text, score,
-                            self.counter.count(text), episode.turn_ids, episode.session_id,
-                            episode.created_at, pinned=pinned)
-
-    def _clip_tokens(self, text: str, limit: int) -> str:
-        """Cut ``text`` at a word boundary so that it counts at most ``limit`` tokens."""
-        if self.counter.count(text) <= limit:
-            return text
-        words = text.split(" ")
-        low, high = 1, len(words)
-        while low < high:  # the longest prefix of words that fits, with the ellipsis
-            mid = (low + high + 1) // 2
-            if self.counter.count(" ".join(words[:mid]) + " …") <= limit:
-                low = mid
-            else:
-                high = mid - 1
-        return " ".join(words[:low]) + " …"
+        return await self.recaller.recall(ctx, query, budget_tokens=budget_tokens, touch=touch,
+                                          exclude_session_id=exclude_session_id)
 
     # ----------------------------------------------------------------- control
 
@@ -933,108 +660,3 @@ class MemoryService:
         return user_id
 
 
-    async def _round_excerpts(self, rounds: dict[int, Round], query: str
-                              ) -> dict[int, tuple[str, tuple[int, ...]]]:
-        """Each round's line in the memory block and the turns it carries, by round id: whole
-        when it fits ``ROUND_PROMPT_TOKENS``, else an excerpt of its turn that best matches
-        ``query`` (``memory.excerpt``). One turn query for the long rounds only."""
-        out: dict[int, tuple[str, tuple[int, ...]]] = {}
-        long: list[Round] = []
-        for rnd in rounds.values():
-            text = f"- ({_date(rnd.created_at)}) " + rnd.text.replace("\n", " / ")
-            out[rnd.id] = (text, rnd.turn_ids)
-            if self.counter.count(text) > self.policy.round_prompt_tokens:
-                long.append(rnd)
-        if not long:
-            return out
-        turns = {t.id: t for t in await self.store.conversations.get_turns(
-            {i for rnd in long for i in rnd.turn_ids})}
-        wanted = terms(query)
-        for rnd in long:
-            lines = [TurnLine(t.id, t.speaker or t.role.value, t.text, t.role.value)
-                     for i in rnd.turn_ids
-                     if (t := turns.get(i)) is not None and t.generated_by != OFFLINE_MODEL]
-            if lines:
-                out[rnd.id] = excerpt(lines, query, prefix=f"- ({_date(rnd.created_at)}) ",
-                                      limit=self.policy.round_prompt_tokens, count=self.counter.count,
-                                      query_terms=wanted)
-        return out
-
-    async def _with_replies(self, candidates: list[RecalledItem], query: str,
-                            fetched: dict[int, Round] | None = None) -> list[RecalledItem]:
-        """Add to ranked candidates the round that follows each one-turn round in its session
-        (the reply to it), scored ``REPLY_WEIGHT`` x the round's score, and the round before it
-        (what it answers), scored ``PREV_WEIGHT`` x the round's score (or its own score when
-        higher), and re-sort by score (stable). Pinned items are not in ``candidates`` yet."""
-        if self.policy.reply_weight <= 0 and self.policy.prev_weight <= 0:
-            return candidates
-        score_of = {c.key: c.score for c in candidates}
-        single = [c for c in candidates if c.kind is ItemKind.ROUND and len(c.source_turn_ids) == 1]
-        if not single:
-            return candidates
-        ids = {int(c.key.split(":")[1]) for c in single}
-        mine = await self._get_rounds(ids, fetched)  # one-turn rounds, not excerpts of longer ones
-        nexts = await self._get_rounds([i + step for i, r in mine.items()
-                                        if len(r.turn_ids) == 1
-                                        for step in ((1, -1) if self.policy.prev_weight > 0 else (1,))],
-                                       fetched)
-        boost: dict[int, float] = {}
-        for c in single:
-            rid = int(c.key.split(":")[1])
-            for step, weight in ((1, self.policy.reply_weight), (-1, self.policy.prev_weight)):
-                nxt, own = nexts.get(rid + step), mine.get(rid)
-                if weight <= 0 or nxt is None or own is None or nxt.session_id != own.session_id:
-                    continue
-                boost[nxt.id] = max(boost.get(nxt.id, 0.0), weight * c.score)
-        new = {i: b for i, b in boost.items() if b > score_of.get(f"round:{i}", -1.0)}
-        if not new:
-            return candidates
-        shown = await self._round_excerpts({i: nexts[i] for i in new}, query)
-        out = [c for c in candidates if not (c.kind is ItemKind.ROUND
-                                             and int(c.key.split(":")[1]) in new)]
-        for i, b in new.items():
-            rnd = nexts[i]
-            text, turn_ids = shown[i]
-            out.append(RecalledItem(f"round:{i}", ItemKind.ROUND, text, b, self.counter.count(text),
-                                    turn_ids, rnd.session_id, rnd.created_at))
-        out.sort(key=lambda c: -c.score)
-        return out
-
-    async def _get_rounds(self, ids, fetched: dict[int, Round] | None) -> dict[int, Round]:
-        """Rounds by id, those already read for this recall (``fetched``) not read again."""
-        if fetched is None:
-            return await self.store.episodes.get_rounds(ids)
-        missing = [i for i in dict.fromkeys(ids) if i not in fetched]
-        if missing:
-            fetched.update(await self.store.episodes.get_rounds(missing))
-        return {i: fetched[i] for i in dict.fromkeys(ids) if i in fetched}
-
-    def _merge_repeats(self, candidates: list[RecalledItem]) -> list[RecalledItem]:
-        """Show rounds that repeat the same words once: the best-ranked one keeps its place and
-        lists the dates of up to ``REPEAT_DATES`` repeats (``- (2024-04-01, 2024-04-03) User:
-        ...``) and carries their turns; the repeats leave the ranking (in MemDaily a
-        statement is often said again in other conversations, and every copy cost tokens)."""
-        if self.policy.repeat_dates < 2:
-            return candidates
-        first: dict[str, int] = {}
-        extra: dict[int, list[RecalledItem]] = {}
-        keep: list[RecalledItem] = []
-        for c in candidates:
-            if c.kind is not ItemKind.ROUND or not c.text.startswith("- (") or ") " not in c.text:
-                keep.append(c)
-                continue
-            body = c.text.split(") ", 1)[1]
-            at = first.get(body)
-            if at is None:
-                first[body] = len(keep)
-                keep.append(c)
-            elif len(extra.setdefault(at, [])) < self.policy.repeat_dates - 1:
-                extra[at].append(c)
-        for at, repeats in extra.items():
-            c = keep[at]
-            dates = list(dict.fromkeys([c.text[3:13], *(r.text[3:13] for r in repeats)]))
-            text = f"- ({', '.join(dates)}) " + c.text.split(") ", 1)[1]
-            turns = tuple(dict.fromkeys([*c.source_turn_ids,
-                                         *(t for r in repeats for t in r.source_turn_ids)]))
-            keep[at] = replace(c, text=text, tokens=self.counter.count(text), source_turn_ids=turns)
-        return keep

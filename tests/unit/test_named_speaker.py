@@ -3,7 +3,7 @@ LoCoMo 96% of the evidence of such questions is the named speaker's own words)."
 
 from __future__ import annotations
 
-from memory import service
+from memory import recaller
 from memory.policy import SPEAKER_WEIGHT, RecallPolicy
 from memory.types import ChatKind, ItemKind
 
@@ -41,8 +41,8 @@ async def test_no_weighting_without_exactly_one_named_speaker(harness):
     assert {i.text.split(") ", 1)[1].split(":")[0] for i in ranked
             if i.kind is ItemKind.ROUND} == {"Ana", "Ben"}
     for question in ("How do Ana and Ben destress?", "How do people here destress?"):
-        assert service._named_speaker_first(ranked, question) == ranked
-    weighted = service._named_speaker_first(ranked, "How does ana destress?")  # any case
+        assert recaller.named_speaker_first(ranked, question) == ranked
+    weighted = recaller.named_speaker_first(ranked, "How does ana destress?")  # any case
     bens = [i.key for i in ranked if i.kind is ItemKind.ROUND and "Ben:" in i.text]
     assert bens and {i.key: i.score for i in weighted if i.key in bens} == {
         i.key: i.score * SPEAKER_WEIGHT for i in ranked if i.key in bens}
