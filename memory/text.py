@@ -1,40 +1,23 @@
 """Language detection, segmentation and sentence splitting for English and Chinese.
 
 Full-text search needs words; Chinese has no spaces, so CJK runs are segmented with jieba
-(Sun, J. "jieba", search-engine mode) before the text reaches LanceDB, whose full-text index
+(Sun, J. "jieba", search-engine mode; its dictionary held compactly, ``memory.segmenter``) before the text reaches LanceDB, whose full-text index
 then splits on white space, lowercases and stems the English words (Snowball English). Query
 text goes through the same function, so both sides agree.
 """
 
 from __future__ import annotations
 
-import logging
 import re
-import threading
 from functools import lru_cache
+
+from memory.segmenter import segmenter
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CJK_RE = re.compile(f"[{_CJK}]")
 _CJK_RUN_RE = re.compile(f"[{_CJK}]+")
 _WORD_RE = re.compile(rf"[{_CJK}]+|[A-Za-z0-9\u00c0-\u024f]+")
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
-
-_jieba_lock = threading.Lock()
-_jieba = None
-
-
-def _segmenter():
-    """Load jieba once (about 1 s), quietly: its own logger prints to standard error."""
-    global _jieba
-    with _jieba_lock:
-        if _jieba is None:
-            import jieba
-
-            jieba.setLogLevel(logging.WARNING)
-            jieba.initialize()
-            _jieba = jieba
-    return _jieba
-
 
 def language_of(text: str) -> str:
     """Return ``"zh"`` when at least 20% of the letters are CJK characters, else ``"en"``."""
@@ -61,8 +44,7 @@ ZH_STOP_WORDS = frozenset(
 
 @lru_cache(maxsize=4096)
 def _segment_cjk(run: str) -> tuple[str, ...]:
-    jieba = _segmenter()
-    return tuple(w for w in jieba.cut_for_search(run) if w.strip() and w not in ZH_STOP_WORDS)
+    return tuple(w for w in segmenter().cut_for_search(run) if w.strip() and w not in ZH_STOP_WORDS)
 
 
 def search_tokens(text: str) -> list[str]:
