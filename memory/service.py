@@ -1,33 +1,30 @@
 """The memory service: one front door to working, episodic and semantic memory.
 
-It writes turns, explicit facts, episodes and rounds to the store (``memory.ports.Store``: the
-source of truth), keeps the search index in step (written by key after the store's commit,
-reconciled at start-up), recalls and packs memory for a prompt, and deletes on request. It
-never calls a chat platform or a language model; the conversation engine in ``bot/`` does.
+A façade over named collaborators, each given its ports: :class:`~memory.sessions.Sessions`
+(identities, turns, the working-memory window, closing sessions),
+:class:`~memory.remembering.Remembering` (what a turn and an edit do to semantic memory),
+:class:`~memory.recaller.Recaller` (recall and packing under the token budget),
+:class:`~memory.indexing.Indexer` (the search index's rows, the start-up reconcile),
+:class:`~memory.work_runner.WorkRunner` (consolidation off the reply path),
+:class:`~memory.forgetting.Forgetting` (deletion and purge), :class:`~memory.maintenance.
+Maintenance` (archiving, retention, upkeep) and :class:`~memory.transfer.Transfer` (export and
+import). The store (``memory.ports.Store``) is the source of truth; the search index is kept in
+step by key after the store's commit and reconciled at start-up. It never calls a chat
+platform or a language model; the conversation engine in ``bot/`` does.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from datetime import datetime
 
 from memory.consolidation import LLMConsolidator
 from memory.context import Context, MemoryConfig
 from memory.forgetting import Forgetting
-from memory.indexing import Indexer, fact_scope
-from memory.lifecycle import (
-    IdleCheck,
-    MaintenanceReport,
-    expiry_cutoff,
-    facts_to_archive,
-    idle_cutoff,
-    idle_deadline,
-    is_idle,
-    retention_cutoff,
-)
+from memory.indexing import Indexer
+from memory.lifecycle import IdleCheck, MaintenanceReport
+from memory.maintenance import Maintenance
 from memory.policy import RecallPolicy
 from memory.ports import (
     Clock,
@@ -44,28 +41,27 @@ from memory.records import (
     ForgetResult,
     PromptRecord,
     SessionRow,
-    ThreadRow,
     TurnWrites,
     UsageEntry,
     UsageRow,
     UserRow,
 )
+from memory.remembering import Remembering
 from memory.semantic import FactOutcome, SemanticWriter
+from memory.sessions import Sessions
 from memory.stores.exports import ExportFiles
+from memory.transfer import Transfer
 from memory.types import (
-    ChatKind,
     Episode,
     Fact,
     FactStatus,
     IncomingMessage,
     ModelReply,
-    Role,
     Scope,
     ThreadKey,
     Turn,
 )
-from memory.work_runner import KEEP_AFTER_FOLD, WorkRunner
-from memory.working import select_window
+from memory.work_runner import WorkRunner
 
 log = logging.getLogger(__name__)
 
@@ -75,12 +71,14 @@ __all__ = ["Context", "MemoryConfig", "MemoryService", "RecallResult"]
 class MemoryService:
     """Front door of the memory core. Services are given their ports; none are built here.
 
-    Collaborators: :attr:`semantic` (the semantic write policy), :attr:`consolidator` (the
-    consolidation model, when there is one), :attr:`indexer` (the search index's rows),
-    :attr:`recaller` (recall and packing, :mod:`memory.recaller`), :attr:`runner` (pending
-    consolidation, :mod:`memory.work_runner`) and :attr:`forgetting` (deletion and purge,
-    :mod:`memory.forgetting`); :attr:`policy` holds the recall knobs
-    (:class:`memory.policy.RecallPolicy`), :attr:`config` the memory settings.
+    Collaborators (built here from the ports, each in its own module): :attr:`sessions`,
+    :attr:`semantic` (the semantic write policy) and :attr:`remembering`,
+    :attr:`consolidator` (the consolidation model, when there is one), :attr:`indexer`,
+    :attr:`recaller`, :attr:`runner`, :attr:`forgetting`, :attr:`maintenance` and
+    :attr:`transfer`; :attr:`policy` holds the recall knobs
+    (:class:`memory.policy.RecallPolicy`), :attr:`config` the memory settings. The public
+    methods below are the front door ``bot/`` uses; each delegates to one collaborator or
+    one store port.
     """
 
     def __init__(
@@ -120,9 +118,18 @@ class MemoryService:
                                  counter=counter, clock=clock,
                                  episode_summary_tokens=config.episode_summary_tokens,
                                  consolidator=self.consolidator, locks=locks)
+        self.sessions = Sessions(store=store, counter=counter, clock=clock, config=config,
+                                 runner=self.runner)
         self.forgetting = Forgetting(store=store, index=index, indexer=self.indexer,
                                      runner=self.runner, clock=clock,
                                      exports=ExportFiles.beside(store.path))
+        self.remembering = Remembering(store=store, index=index, indexer=self.indexer,
+                                       semantic=self.semantic, forgetting=self.forgetting,
+                                       clock=clock, default_timezone=config.default_timezone)
+        self.maintenance = Maintenance(store=store, index=index, indexer=self.indexer,
+                                       runner=self.runner, clock=clock)
+        self.transfer = Transfer(store=store, indexer=self.indexer, forgetting=self.forgetting,
+                                 clock=clock)
 
     @property
     def exports(self) -> ExportFiles | None:
@@ -143,36 +150,26 @@ class MemoryService:
     @property
     def config(self) -> MemoryConfig:
         """The memory settings in use; setting it gives the new value to the collaborators
-        that read it per call."""
+        that read it per call (sessions, recall, the time zone of semantic writes)."""
         return self._config
 
     @config.setter
     def config(self, value: MemoryConfig) -> None:
         self._config = value
+        self.sessions.config = value
         self.recaller.config = value
+        self.remembering.default_timezone = value.default_timezone
 
     # ----------------------------------------------------------------- identities and turns
 
     async def context(self, msg: IncomingMessage) -> Context:
-        """Resolve (creating on first sight) the user and thread of an incoming message."""
-        now = self.clock.now()
-        user = await self.store.identities.user_for_account(
-            msg.thread.platform, msg.platform_user_id, msg.display_name, now
-        )
-        thread = await self.store.identities.thread_for_key(msg.thread, msg.chat_kind, msg.chat_title, now)
-        return Context(user=await self._chat_switch(user, thread), thread=thread)
-
-    async def _chat_switch(self, user: UserRow, thread: ThreadRow) -> UserRow:
-        """In a group whose admins ran ``/memory_off chat``, everyone there has memory off."""
-        if user.memory_enabled and thread.chat_kind is ChatKind.GROUP and not (
-                await self.store.identities.chat_memory_enabled(thread.key.platform, thread.key.chat_id)):
-            return replace(user, memory_enabled=False)
-        return user
+        """Resolve (creating on first sight) the user and thread of an incoming message
+        (:meth:`memory.sessions.Sessions.context`)."""
+        return await self.sessions.context(msg)
 
     async def refresh(self, ctx: Context) -> Context:
         """Reload the user row (after ``/memory_on`` or ``/memory_off``)."""
-        user = await self.store.identities.get_user(ctx.user.id)
-        return Context(user=await self._chat_switch(user, ctx.thread), thread=ctx.thread)
+        return await self.sessions.refresh(ctx)
 
     async def record_user_turn(
         self, ctx: Context, text: str, *, at: datetime, speaker: str,
@@ -180,99 +177,71 @@ class MemoryService:
     ) -> tuple[Turn, bool]:
         """Store a user's (already redacted) turn, with ``writes`` (the delivery's handled
         mark, a reply due) in the same transaction; returns ``(turn, created)``."""
-        return await self.store.conversations.add_turn(
-            thread_id=ctx.thread.id, role=Role.USER, text=text, at=at, user_id=ctx.user.id,
-            speaker=speaker, platform_message_id=platform_message_id,
-            memory_off=not ctx.user.memory_enabled, tokens=self.counter.count(text),
-            fold_after=self._fold_bounds, writes=writes,
-        )
+        return await self.sessions.record_user_turn(
+            ctx, text, at=at, speaker=speaker, platform_message_id=platform_message_id,
+            writes=writes)
 
     async def record_assistant_turn(
         self, ctx: Context, text: str, *, at: datetime, generated_by: str,
         writes: TurnWrites = NO_WRITES,
     ) -> Turn:
         """Store the assistant's reply in the thread's open session, with ``writes`` (the
-        reply's usage, ``/why`` record and recalled keys) in the same transaction
-        (:meth:`memory.ports.ConversationStore.add_turn`)."""
-        turn, _ = await self.store.conversations.add_turn(
-            thread_id=ctx.thread.id, role=Role.ASSISTANT, text=text, at=at, speaker="Assistant",
-            generated_by=generated_by, memory_off=not ctx.user.memory_enabled,
-            tokens=self.counter.count(text), fold_after=self._fold_bounds, writes=writes,
-        )
-        return turn
+        reply's usage, ``/why`` record and recalled keys) in the same transaction."""
+        return await self.sessions.record_assistant_turn(ctx, text, at=at,
+                                                         generated_by=generated_by, writes=writes)
 
     async def open_session(self, thread_id: int) -> SessionRow | None:
         """The thread's open session, or None."""
-        return await self.store.conversations.open_session(thread_id)
+        return await self.sessions.open_session(thread_id)
 
     async def recent_turns(self, ctx: Context) -> list[Turn]:
-        """The open session's newest turns (folded ones too; at most three windows' worth),
-        oldest first: the read working memory makes, from the same cache."""
-        _, recent = await self.store.conversations.working_turns(
-            ctx.thread.id, self.config.max_working_messages * 3)
-        return recent
+        """The open session's newest turns, folded ones too, oldest first."""
+        return await self.sessions.recent_turns(ctx)
 
-    async def close_conversation(self, ctx: Context, *, reason: str) -> str:
-        """Close the thread's open session and say what became of it: ``saved`` (its episode
-        is written), ``later`` (its consolidation is still pending, e.g. the model failed and
-        it is retried), ``off`` (memory was off: nothing kept) or ``nothing`` (no session, or
-        nothing in it to summarise)."""
-        session = await self.store.conversations.open_session(ctx.thread.id)
-        if session is None or not await self.close_session(ctx, reason=reason):
-            return "nothing"
-        if await self.store.episodes.session_episode(session.id) is not None:
-            return "saved"
-        if any(w.session_id == session.id
-               for w in await self.store.work.pending_work(thread_id=ctx.thread.id)):
-            return "later"
-        return "off" if not ctx.user.memory_enabled else "nothing"
+    async def working_memory(self, ctx: Context) -> list[Turn]:
+        """The prompt window of the thread (:meth:`memory.sessions.Sessions.working_memory`)."""
+        return await self.sessions.working_memory(ctx)
 
     async def fold_due(self, thread_id: int) -> bool:
         """Whether a fold of the thread's open session is pending and due now."""
-        return any(w.kind == "fold" for w in await self.store.work.pending_work(
-            thread_id=thread_id, due_at=self.clock.now()))
+        return await self.sessions.fold_due(thread_id)
 
-    @property
-    def _fold_bounds(self) -> tuple[int, int, int]:
-        return (self.config.summary_trigger_messages, self.config.max_working_tokens,
-                KEEP_AFTER_FOLD + KEEP_AFTER_FOLD // 2)
+    async def close_conversation(self, ctx: Context, *, reason: str) -> str:
+        """Close the thread's open session and say what became of it: ``saved``, ``later``,
+        ``off`` or ``nothing`` (:meth:`memory.sessions.Sessions.close_conversation`)."""
+        return await self.sessions.close_conversation(ctx, reason=reason)
 
-    async def working_memory(self, ctx: Context) -> list[Turn]:
-        """The prompt window of the thread: its open session's turns not yet folded into the
-        running episode, within the bounds (the running episode itself is pinned by recall)."""
-        session, recent = await self.store.conversations.working_turns(  # cached: no store read
-            ctx.thread.id, self.config.max_working_messages * 3)
-        if session is None:
-            return []
-        turns = [t for t in recent if t.id > session.folded_through]
-        return select_window(
-            turns, max_turns=self.config.max_working_messages,
-            max_tokens=self.config.max_working_tokens, counter=self.counter,
-        )
+    async def close_session(self, ctx_or_thread_id: Context | int, *, reason: str,
+                            at: datetime | None = None) -> bool:
+        """Close the thread's open session and consolidate it (episode + rounds); True when a
+        session was open and is now closed."""
+        return await self.sessions.close_session(ctx_or_thread_id, reason=reason, at=at)
+
+    async def close_if_idle(self, thread_id: int, *, timeout_seconds: float) -> IdleCheck:
+        """Close (and consolidate) the thread's open session if it is idle now; else its idle
+        deadline (:meth:`memory.sessions.Sessions.close_if_idle`)."""
+        return await self.sessions.close_if_idle(thread_id, timeout_seconds=timeout_seconds)
+
+    async def close_idle_sessions(self, *, timeout_seconds: float
+                                  ) -> tuple[int, list[tuple[int, datetime]]]:
+        """Start-up: close the sessions that went idle while the process was down; returns
+        ``(closed, [(thread_id, idle deadline), ...])`` of those still open."""
+        return await self.sessions.close_idle_sessions(timeout_seconds=timeout_seconds)
 
     # ----------------------------------------------------------------- semantic memory
 
     async def remember(self, ctx: Context, turn: Turn) -> list[FactOutcome]:
-        """Apply the semantic write policy (``memory.semantic``) to a user's turn, before the
-        next input of the thread is handled, and bring the index in step.
+        """Apply the semantic write policy to a user's turn and bring the index in step; one
+        outcome per decision (:meth:`memory.remembering.Remembering.remember`)."""
+        return await self.remembering.remember(ctx, turn)
 
-        Returns:
-            What happened, one outcome per decision (empty when memory is off, for assistant
-            turns, and for turns that hold nothing to remember).
-        """
-        if turn.role is not Role.USER or not ctx.user.memory_enabled:
-            return []
-        outcomes = await self.semantic.on_user_turn(
-            user_id=ctx.user.id, scope=ctx.scope, thread=ctx.thread, turn=turn,
-            tz=ctx.user.timezone or self.config.default_timezone, now=self.clock.now())
-        changed = {o.fact.id for o in outcomes if o.fact and o.status in
-                   ("written", "superseded", "ended")}
-        changed |= {o.previous.id for o in outcomes if o.previous is not None}
-        if changed:
-            facts = await self.store.facts.get_facts(changed)
-            await self.index.upsert(await self.indexer.fact_items(
-                [(f, fact_scope(f)) for f in facts.values()]))
-        return outcomes
+    async def edit_user_turn(self, ctx: Context, platform_message_id: str, new_text: str, *,
+                             derive_facts: bool = True) -> tuple[Turn | None, list[FactOutcome]]:
+        """Apply an edited message; returns the updated turn (None when no such turn is
+        stored) and what happened to semantic memory
+        (:meth:`memory.remembering.Remembering.edit_user_turn`)."""
+        return await self.remembering.edit_user_turn(ctx, platform_message_id, new_text,
+                                                     derive_facts=derive_facts)
 
     async def facts_in_scope(self, ctx: Context) -> list[Fact]:
         """The speaker's facts of the context's scope, every status, oldest first."""
@@ -288,8 +257,6 @@ class MemoryService:
     async def episodes_for(self, user_id: int) -> list[Episode]:
         """The episodes of a user's private conversations, newest first."""
         return await self.store.episodes.episodes_in_scope(Scope.private(user_id))
-
-    # ----------------------------------------------------------------- sessions and episodes
 
     async def consolidate_pending(self, *, thread_id: int | None = None,
                                   waiting_too: bool = False) -> int:
@@ -312,31 +279,6 @@ class MemoryService:
         """Wait for background consolidation started by this service."""
         await self.runner.drain()
 
-    async def close_session(self, ctx_or_thread_id: Context | int, *, reason: str,
-                            at: datetime | None = None) -> bool:
-        """Close the thread's open session and consolidate it (episode + rounds).
-
-        Returns:
-            True when a session was open and is now closed.
-        """
-        thread_id = (ctx_or_thread_id.thread.id if isinstance(ctx_or_thread_id, Context)
-                     else ctx_or_thread_id)
-        session = await self.store.conversations.open_session(thread_id)
-        if session is None:
-            return False
-        closed = await self.store.conversations.close_session(session.id, at or self.clock.now(), reason)
-        await self.consolidate_pending(thread_id=thread_id)
-        return closed
-
-
-
-
-
-
-
-
-    # ----------------------------------------------------------------- index rows
-
     async def reconcile(self) -> tuple[int, int]:
         """Bring the index in line with the store: add missing rows, delete rows it lacks
         (:meth:`memory.indexing.Indexer.reconcile`).
@@ -345,8 +287,6 @@ class MemoryService:
             ``(added, removed)`` row counts.
         """
         return await self.indexer.reconcile()
-
-    # ----------------------------------------------------------------- recall
 
     async def recall(
         self,
@@ -367,8 +307,6 @@ class MemoryService:
         """
         return await self.recaller.recall(ctx, query, budget_tokens=budget_tokens, touch=touch,
                                           exclude_session_id=exclude_session_id)
-
-    # ----------------------------------------------------------------- control
 
     async def set_memory(self, ctx: Context, enabled: bool) -> Context:
         """Persist ``/memory_on`` / ``/memory_off`` for the user; returns the refreshed context."""
@@ -398,8 +336,6 @@ class MemoryService:
         """Record that the user was told facts are kept; True only the first time."""
         return await self.store.identities.mark_consent_noted(ctx.user.id, self.clock.now())
 
-    # ----------------------------------------------------------------- usage and /why records
-
     async def record_usage(self, entry: UsageEntry) -> None:
         """Add one model call's usage to its user's totals (``/stats``)."""
         await self.store.records.add_model_usage(entry)
@@ -418,8 +354,6 @@ class MemoryService:
     async def last_prompt_record(self, ctx: Context) -> dict | None:
         """What the model saw for the user's last reply in this thread (``/why``), or None."""
         return await self.store.records.load_prompt_record(ctx.thread.id, ctx.user.id)
-
-    # ----------------------------------------------------------------- replies due after a crash
 
     async def reply_delivered(self, key: ThreadKey, platform_message_id: str) -> None:
         """The answer to the user turn with this platform message id was delivered."""
@@ -465,171 +399,29 @@ class MemoryService:
         """Start-up: finish every purge a crash interrupted; returns how many."""
         return await self.forgetting.finish_purges()
 
-    # ----------------------------------------------------------------- life cycle
-
-    async def close_if_idle(self, thread_id: int, *, timeout_seconds: float) -> IdleCheck:
-        """Close the thread's open session if it is idle now (``memory.lifecycle.is_idle`` on
-        this service's clock) and consolidate it; the close is conditional in SQL, so a turn
-        stored meanwhile keeps the session open.
-
-        Args:
-            thread_id: the thread's row id.
-            timeout_seconds: ``IDLE_TIMEOUT_SECONDS``.
-
-        Returns:
-            Whether it closed the session, or the open session's idle deadline (aware UTC).
-        """
-        session = await self.store.conversations.open_session(thread_id)
-        if session is None:
-            return IdleCheck(closed=False)
-        now = self.clock.now()
-        if is_idle(session.last_turn_at, timeout_seconds, now):
-            closed = await self.store.conversations.close_session_if_idle(
-                session.id, last_turn_before=idle_cutoff(now, timeout_seconds), at=now)
-            if closed:
-                await self.consolidate_pending(thread_id=thread_id)
-                return IdleCheck(closed=True)
-            session = await self.store.conversations.open_session(thread_id)  # a turn came in meanwhile
-            if session is None:
-                return IdleCheck(closed=False)
-        return IdleCheck(closed=False,
-                         deadline=idle_deadline(session.last_turn_at, timeout_seconds))
-
-    async def close_idle_sessions(self, *, timeout_seconds: float
-                                  ) -> tuple[int, list[tuple[int, datetime]]]:
-        """Start-up: close (and consolidate) every open session that went idle while the
-        process was down.
-
-        Returns:
-            ``(closed, open)``: the number closed now, and ``(thread_id, idle deadline)`` of
-            every session still open (aware UTC), for the scheduler to watch.
-        """
-        closed, still_open = 0, []
-        for session in await self.store.conversations.open_sessions():
-            check = await self.close_if_idle(session.thread_id, timeout_seconds=timeout_seconds)
-            if check.closed:
-                closed += 1
-            elif check.deadline is not None:
-                still_open.append((session.thread_id, check.deadline))
-        return closed, still_open
+    # ----------------------------------------------------------------- maintenance
 
     async def archive_unused_facts(self, *, expire_days: int) -> int:
-        """Archive the active facts neither recalled nor confirmed for ``expire_days`` days
-        (``memory.lifecycle.facts_to_archive``) and rewrite their index rows with status
-        ``archived``, so recall (which asks for active facts) no longer finds them. They stay
-        listed by ``/memories all`` and deletable.
-
-        Returns:
-            The number of facts archived (0 when ``expire_days`` is 0).
-        """
-        now = self.clock.now()
-        cutoff = expiry_cutoff(now, expire_days)
-        if cutoff is None:
-            return 0
-        due = facts_to_archive(await self.store.facts.stale_facts(cutoff), now=now,
-                               expire_days=expire_days)
-        archived = await self.store.facts.archive_facts([f.id for f in due], cutoff=cutoff, now=now)
-        for start in range(0, len(archived), 256):
-            await self.index.upsert(await self.indexer.fact_items(archived[start:start + 256]))
-        return len(archived)
+        """Archive the active facts unused for ``expire_days`` days; returns how many
+        (:meth:`memory.maintenance.Maintenance.archive_unused_facts`)."""
+        return await self.maintenance.archive_unused_facts(expire_days=expire_days)
 
     async def delete_old_turns(self, *, retention_days: int) -> ForgetResult:
         """Retention: delete consolidated turns older than ``retention_days`` days with the
-        rounds that hold them, from the store and the index (such rounds are no longer
-        recallable; episodes stay).
-
-        Returns:
-            What was removed (zero counts when ``retention_days`` is 0).
-        """
-        cutoff = retention_cutoff(self.clock.now(), retention_days)
-        if cutoff is None:
-            return ForgetResult(0, 0, 0, 0, ())
-        result = await self.store.privacy.delete_consolidated_turns(cutoff, self.clock.now())
-        await self.index.delete(list(result.index_keys))
-        return result
+        rounds that hold them (:meth:`memory.maintenance.Maintenance.delete_old_turns`)."""
+        return await self.maintenance.delete_old_turns(retention_days=retention_days)
 
     async def run_maintenance(self, *, expire_days: int, retention_days: int
                               ) -> MaintenanceReport:
-        """The daily maintenance: catch up pending consolidation, archive unused facts, apply
-        turn retention, compact the index (old versions removed), purge the store's free space when
-        something was deleted, the store's routine upkeep. Logs the counts.
-
-        Args:
-            expire_days: ``MEMORY_EXPIRE_DAYS`` (days; 0 = never archive).
-            retention_days: ``RAW_TURN_RETENTION_DAYS`` (days; 0 = keep turns).
-        """
-        started = time.perf_counter()
-        consolidated = await self.consolidate_pending()
-        archived = await self.archive_unused_facts(expire_days=expire_days)
-        removed = await self.delete_old_turns(retention_days=retention_days)
-        await self.index.compact()
-        if removed.turns:
-            await self.store.purge_free_space()
-        await self.store.optimize()
-        report = MaintenanceReport(consolidated=consolidated, archived_facts=archived,
-                                   deleted_turns=removed.turns, deleted_rounds=removed.rounds,
-                                   elapsed_s=time.perf_counter() - started)
-        log.info("maintenance done consolidated=%d archived_facts=%d deleted_turns=%d "
-                 "deleted_rounds=%d s=%.2f", report.consolidated, report.archived_facts,
-                 report.deleted_turns, report.deleted_rounds, report.elapsed_s)
-        return report
-
-    # ----------------------------------------------------------------- edited messages
-
-    async def edit_user_turn(self, ctx: Context, platform_message_id: str, new_text: str, *,
-                             derive_facts: bool = True) -> tuple[Turn | None, list[FactOutcome]]:
-        """Apply an edited message: the user turn with this platform message id in the
-        context's thread gets ``new_text`` (already redacted) and, with ``derive_facts``, its
-        facts are derived again. A new value on a topic supersedes the old fact (the write
-        policy of ``memory.semantic``); an active fact that only this turn stated and that the
-        new text no longer states is ended (kept as history). So the old and the new value are
-        never both current.
-
-        Returns:
-            ``(turn, outcomes)``: the updated turn (None when no such turn is stored) and what
-            happened to semantic memory (ended facts have status ``ended``).
-        """
-        found = await self.store.conversations.edit_user_turn(ctx.thread.id, platform_message_id, new_text,
-                                                self.clock.now())
-        if found is None:
-            return None, []
-        before, turn = found
-        if before.text == turn.text:
-            return turn, []
-        if not derive_facts or not ctx.user.memory_enabled:
-            await self.forgetting.drop_derived_from_edit(ctx.user.id, before, turn)
-            return turn, []
-        stated = [f for f in await self.store.facts.list_facts(ctx.user.id, [FactStatus.ACTIVE])
-                  if turn.id in f.source_turn_ids]
-        outcomes = await self.remember(ctx, turn)
-        touched = {o.fact.id for o in outcomes if o.fact is not None}
-        touched |= {o.previous.id for o in outcomes if o.previous is not None}
-        ended: list[Fact] = []
-        for fact in stated:
-            if fact.id in touched or set(fact.source_turn_ids) != {turn.id}:
-                continue
-            if await self.store.facts.end_fact(fact.id, ctx.user.id, self.clock.now()):
-                ended.append(fact)
-                outcomes.append(FactOutcome("ended", fact, explicit=True))
-        if ended:
-            facts = await self.store.facts.get_facts([f.id for f in ended])
-            await self.index.upsert(await self.indexer.fact_items(
-                [(f, fact_scope(f)) for f in facts.values()]))
-        await self.forgetting.drop_derived_from_edit(ctx.user.id, before, turn)
-        log.info("turn edited id=%s thread=%s outcomes=%d ended=%d", turn.id, ctx.thread.id,
-                 len(outcomes), len(ended))
-        return turn, outcomes
+        """The daily maintenance (:meth:`memory.maintenance.Maintenance.run_maintenance`)."""
+        return await self.maintenance.run_maintenance(expire_days=expire_days,
+                                                      retention_days=retention_days)
 
     # ----------------------------------------------------------------- export / import
 
     async def export_user(self, user_id: int) -> dict:
         """Everything stored about one user as the export document (``memory.portability``)."""
-        from memory.portability import build_document
-
-        doc = build_document(await self.store.privacy.user_rows(user_id), self.clock.now())
-        log.info("export user=%s facts=%d episodes=%d turns=%d", user_id, len(doc["facts"]),
-                 len(doc["episodes"]), len(doc["turns"]))
-        return doc
+        return await self.transfer.export_user(user_id)
 
     async def import_user(self, doc: dict, *, replace: bool = False) -> int:
         """Load an export document as a user and index what it holds; returns the user id.
@@ -639,24 +431,4 @@ class MemoryService:
             UserExistsError: one of its accounts already has a user here and ``replace`` is
                 False; with ``replace`` that user is first forgotten entirely and removed.
         """
-        from memory.errors import StoreError
-        from memory.portability import UserExistsError, parse_document
-
-        rows = parse_document(doc)
-        for acc in rows["accounts"]:
-            existing = await self.store.identities.find_user(acc["platform"], acc["platform_user_id"])
-            if existing is None:
-                continue
-            if not replace:
-                raise UserExistsError(
-                    f"user {acc['platform']}:{acc['platform_user_id']} exists (use --replace)")
-            await self.forget_all(existing.id)
-            await self.store.privacy.delete_user(existing.id, self.clock.now())
-        try:
-            user_id = await self.store.privacy.load_user_rows(rows, self.clock.now())
-        except StoreError as exc:
-            raise UserExistsError(str(exc)) from exc
-        await self.reconcile()
-        return user_id
-
-
+        return await self.transfer.import_user(doc, replace=replace)
