@@ -108,8 +108,8 @@ class ConversationEngine:
                     return cancelled + await self._dispatch(ctx, msg, text)
                 return await self._dispatch(ctx, msg, text)
             except StoreError as exc:
-                return [self._storage_failed(exc, self.language_of_reply(msg, text, ctx), msg,
-                                             saved=ctx is not None)]
+                return [_storage_failed(exc, self.language_of_reply(msg, text, ctx), msg,
+                                        saved=ctx is not None)]
             finally:
                 await self._after_turn(ctx)
 
@@ -120,18 +120,6 @@ class ConversationEngine:
             await self.on_turn(ctx)
         except StoreError as exc:  # the reply is already decided; the idle job is retried
             log.warning("thread %s: rescheduling its idle close failed: %s", ctx.thread.id, exc)
-
-    @staticmethod
-    def _storage_failed(exc: StoreError, lang: str, msg: IncomingMessage, *,
-                        saved: bool) -> str:
-        """The honest answer to a storage failure, logged once at ERROR (no traceback: the
-        cause is the disk, not the code). ``saved``: the message itself was stored (or was a
-        command, which is not stored), only later work failed."""
-        log.error("storage failed handling a message thread=%s:%s (%s): %s",
-                  msg.thread.platform, msg.thread.chat_id, exc.reason, exc)
-        reason = (say(lang, f"storage.reason.{exc.reason}")
-                  if f"storage.reason.{exc.reason}" in message_ids() else exc.reason)
-        return say(lang, "engine.not_finished" if saved else "engine.not_saved", reason=reason)
 
     async def _dispatch(self, ctx: Context, msg: IncomingMessage, text: str) -> list[str]:
         from bot.commands import run_command
@@ -176,10 +164,10 @@ class ConversationEngine:
             turn, created = await self.memory.record_user_turn(
                 ctx, cleaned.text, at=msg.sent_at, speaker=msg.display_name,
                 platform_message_id=msg.platform_message_id,
-                writes=self._delivery_writes(msg),
+                writes=_delivery_writes(msg),
             )
         except StoreError as exc:
-            return [self._storage_failed(exc, lang, msg, saved=False)]
+            return [_storage_failed(exc, lang, msg, saved=False)]
         if not created:
             log.info("duplicate message ignored thread=%s turn=%s", ctx.thread.id, turn.id)
             return []
@@ -199,21 +187,9 @@ class ConversationEngine:
                 notes.append(say(lang, "engine.consent_note"))
             replies = await self._reply(ctx, msg, cleaned.text, turn, lang)
         except StoreError as exc:
-            return [self._storage_failed(exc, lang, msg, saved=True)]
+            return [_storage_failed(exc, lang, msg, saved=True)]
         redaction = redaction_note(cleaned.kinds, lang)
         return notes + replies + ([redaction] if redaction else [])
-
-    @staticmethod
-    def _delivery_writes(msg: IncomingMessage) -> TurnWrites:
-        """What the user turn's transaction also records for a platform message: its update
-        as handled (``msg.update_key``: a redelivery is then ignored, and a message not yet
-        stored is not) and a reply as due until the adapter says it was delivered
-        (:meth:`replied`); a crash in between leaves the turn due, answered at start-up."""
-        return TurnWrites(
-            handled_update=(HandledUpdate(msg.thread.platform, msg.update_key)
-                            if msg.update_key is not None else None),
-            reply_due=(msg.platform_message_id is not None
-                       and msg.thread.platform in ("telegram", "discord")))
 
     async def _reply(self, ctx: Context, msg: IncomingMessage, text: str, turn: Turn,
                      lang: str) -> list[str]:
@@ -323,7 +299,7 @@ class ConversationEngine:
                     await self.memory.remember(ctx, turn)
                 return await self._reply(ctx, msg, turn.text, turn, lang)
             except StoreError as exc:
-                return [self._storage_failed(exc, lang, msg, saved=True)]
+                return [_storage_failed(exc, lang, msg, saved=True)]
             finally:
                 await self._after_turn(ctx)
 
@@ -448,6 +424,31 @@ class ConversationEngine:
         async with self._locks[msg.thread]:
             ctx = await self.memory.context(msg)
             return await run_command(self, ctx, msg, _incoming_text(msg))
+
+
+def _storage_failed(exc: StoreError, lang: str, msg: IncomingMessage, *,
+                    saved: bool) -> str:
+    """The honest answer to a storage failure, logged once at ERROR (no traceback: the
+    cause is the disk, not the code). ``saved``: the message itself was stored (or was a
+    command, which is not stored), only later work failed."""
+    log.error("storage failed handling a message thread=%s:%s (%s): %s",
+              msg.thread.platform, msg.thread.chat_id, exc.reason, exc)
+    reason = (say(lang, f"storage.reason.{exc.reason}")
+              if f"storage.reason.{exc.reason}" in message_ids() else exc.reason)
+    return say(lang, "engine.not_finished" if saved else "engine.not_saved", reason=reason)
+
+
+def _delivery_writes(msg: IncomingMessage) -> TurnWrites:
+    """What the user turn's transaction also records for a platform message: its update
+    as handled (``msg.update_key``: a redelivery is then ignored, and a message not yet
+    stored is not) and a reply as due until the adapter says it was delivered
+    (:meth:`ConversationEngine.replied`); a crash in between leaves the turn due, answered at
+    start-up."""
+    return TurnWrites(
+        handled_update=(HandledUpdate(msg.thread.platform, msg.update_key)
+                        if msg.update_key is not None else None),
+        reply_due=(msg.platform_message_id is not None
+                   and msg.thread.platform in ("telegram", "discord")))
 
 
 def valid_message(msg: IncomingMessage) -> IncomingMessage:

@@ -10,7 +10,7 @@ runs the pending work and closes every session that went idle while the process 
   at the session's ``last_turn_at + IDLE_TIMEOUT_SECONDS``).
 - One maintenance job (``maintenance``), every 24 hours, the first 10 minutes after start-up.
 - One retry job (``retry``), every minute: consolidation jobs that failed and whose back-off
-  (``memory.service.retry_delay``: 30 s doubling to 1 hour) is over run again.
+  (``memory.work_runner.retry_delay``: 30 s doubling to 1 hour) is over run again.
 - Job defaults ``misfire_grace_time=None`` and ``coalesce=True`` through ``job_defaults``, so a
   late job still runs, once (APScheduler's default grace of 1 s silently skipped late jobs:
   agronholm/apscheduler#292, #182; a top-level kwarg has no effect: #146).

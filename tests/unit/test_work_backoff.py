@@ -1,5 +1,5 @@
 """A consolidation job that keeps failing waits before it is tried again (exponential back-off,
-``memory.service.retry_delay``) instead of running, and logging an error, at every turn; the
+``memory.work_runner.retry_delay``) instead of running, and logging an error, at every turn; the
 scheduler's retry job runs it when due, and a restart tries it at once."""
 
 from __future__ import annotations

@@ -224,7 +224,7 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE episodes ADD COLUMN source TEXT NOT NULL DEFAULT 'rules';
     """,
     # 8: a failed consolidation job waits before it is tried again (exponential backoff,
-    # ``memory.service.retry_delay``) instead of being retried at every turn.
+    # ``memory.work_runner.retry_delay``) instead of being retried at every turn.
     """
     ALTER TABLE work ADD COLUMN retry_after TEXT;
     """,
