@@ -27,6 +27,8 @@ import re
 from memory import language
 from memory.episodes import KEY_DATA_RE
 from memory.language import Request
+from memory.lexicon import en as EN
+from memory.lexicon import zh as ZH
 from memory.statements import endings
 from memory.text import has_cjk, language_of
 
@@ -145,7 +147,7 @@ def _parts(body: str) -> list[str]:
         parts, start = [], 0
         for i, ch in enumerate(body):
             if ch in "，," and body[i + 1:].lstrip().startswith(
-                    ("我", *language.ZH.STANDING_PHRASES)):
+                    ("我", *ZH.STANDING_PHRASES)):
                 parts.append(body[start:i])
                 start = i + 1
         return [*parts, body[start:]]
@@ -157,7 +159,7 @@ def _parts(body: str) -> list[str]:
             parts.append(body[start:toks[k].start])
             start = toks[k + 1].start
         elif words[k - 1] == "," and language.find_phrase(
-                words[k:k + 3], language.EN.STANDING_PHRASES) == (0, 3):
+                words[k:k + 3], EN.STANDING_PHRASES) == (0, 3):
             parts.append(body[start:toks[k - 1].start])
             start = toks[k].start
     return [*parts, body[start:]]

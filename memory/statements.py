@@ -486,7 +486,7 @@ def _en_open(clause: str, known: tuple[str, ...]) -> list[Said]:
             if said:
                 out.append(said)
     if not out and known:
-        start = len(words) - len(L._after_openers(words))
+        start = len(words) - len(L.after_openers(words))
         if start < len(words) and words[start] == "the":
             start += 1
         said = _en_my_x_is(clause, toks, words, start, require_now=True)
@@ -906,7 +906,7 @@ def constraint(clause: str, lang: str) -> bool:
             any(w in EN.CONSTRAINT_WORDS for w in words)
             or L.find_phrase(words, EN.CONSTRAINT_PHRASES) is not None):
         return True
-    rest = L._after_openers(words)
+    rest = L.after_openers(words)
     opens = any(L.starts_with(rest, p) for p in EN.PROHIBITION_OPENERS)
     return opens and any(w in EN.CONTACT_VERBS for w in rest[:6]) and any(
         w in EN.SPEAKER_WORDS for w in rest)
@@ -915,7 +915,7 @@ def constraint(clause: str, lang: str) -> bool:
 def _zh_constraint(clause: str) -> bool:
     if any(w in clause for w in ("今天", "今晚", "明天", "昨天", "刚才")):
         return False
-    at = L._zh_speaker_at(clause)
+    at = L.zh_speaker_at(clause)
     if at is not None and L.zh_speaker_is_subject(clause[at:]) and any(
             w in clause[at:] for w in ZH.CONSTRAINT_WORDS):
         return True  # the speaker's own (我对芒果过敏), not 我女儿对花生过敏
@@ -926,7 +926,7 @@ def _zh_constraint(clause: str) -> bool:
         before = clause[:p]
         for mark in ZH.CLAUSE_MARKS:
             before = before.rpartition(mark)[2]
-        if ZH.SPEAKER in before and L._zh_speaker_at(before) is not None:
+        if ZH.SPEAKER in before and L.zh_speaker_at(before) is not None:
             continue  # 我不要喝咖啡: the speaker's own wish
         after = clause[p + len(opener):]
         if ZH.SPEAKER in after and any(v in after for v in ZH.CONTACT_VERBS):

@@ -1,0 +1,231 @@
+"""What a clause is: a question, a statement of the speaker's (as subject, lasting), a
+supposition, a passing state, a correction; and the words that open it without being part of
+what it says. For English and Chinese, read from the lexicons."""
+
+from __future__ import annotations
+
+from memory.lexicon import en as EN
+from memory.lexicon import zh as ZH
+from memory.sentences import find_phrase, norms, split_sentences, starts_with, tokens
+from memory.text import has_cjk, language_of
+
+#: The closing marks a sentence may end with after its question mark or particle.
+_CLOSERS = " \t\"'”’)）」』"
+
+
+# ----------------------------------------------------------------- questions
+
+def is_question(sentence: str) -> bool:
+    """True when ``sentence`` asks: it ends with a question mark or a Chinese question particle
+    (吗 么 呢 嘛); or, in English, it opens with an auxiliary and a subject ("do you ...",
+    "is it ...") or with a question word and an auxiliary ("where do I ...", "which bank am
+    I ..."); or, in Chinese, it holds a question word that does not mean "any" (什么都吃) or
+    an alternative question (是不是, 能不能)."""
+    end = sentence.rstrip(_CLOSERS)
+    if end.endswith(("?", "？")):
+        return True
+    if has_cjk(sentence):
+        bare = end.rstrip("。.!！~～")
+        if bare.endswith(ZH.QUESTION_PARTICLES):
+            return True
+        if any(w in sentence for w in ZH.ALTERNATIVE_QUESTIONS):
+            return True
+        return zh_question_word(sentence)
+    words = norms(tokens(sentence))
+    words = after_openers(words)
+    if len(words) < 2:
+        return False
+    first, second = words[0], words[1]
+    if first in EN.AUXILIARIES and second in EN.QUESTION_SUBJECTS:
+        return True
+    if first in EN.QUESTION_WORDS:  # "when I was young ..." opens a clause, not a question
+        return second not in EN.QUESTION_SUBJECTS and any(w in EN.AUXILIARIES
+                                                          for w in words[1:3])
+    return False
+
+
+def zh_question_word(sentence: str) -> bool:
+    """True when a Chinese question word stands in ``sentence`` without a marker after it
+    that makes it mean "any" (什么都吃, 哪儿都不想去)."""
+    for word in ZH.QUESTION_WORDS:
+        at = sentence.find(word)
+        while at >= 0:
+            after = sentence[at + len(word):at + len(word) + 3]
+            if not any(m in after for m in ZH.UNIVERSAL_MARKERS):
+                return True
+            at = sentence.find(word, at + 1)
+    return False
+
+
+def asks(text: str) -> bool:
+    """True when some sentence of ``text`` is a question (:func:`is_question`)."""
+    return any(is_question(s) for s in split_sentences(text))
+
+
+def after_openers(words: list[str]) -> list[str]:
+    """``words`` without the openers in front ("oh, and", "by the way", "ok so")."""
+    i = 0
+    while i < len(words):
+        phrase = find_phrase(words, EN.OPENER_PHRASES, i)
+        if phrase and phrase[0] == i:
+            i += phrase[1]
+        elif words[i] in EN.OPENERS or words[i] in {",", ":", "-", "!"}:
+            i += 1
+        else:
+            break
+    return words[i:]
+
+
+# ----------------------------------------------------------------- the speaker
+
+def speaker_subject(clause: str, lang: str | None = None) -> bool:
+    """True when ``clause`` is said about the speaker: its subject is the speaker or the
+    speaker's own ("I ...", "my sister ...", 我..., 我的X..., 我女儿...), not inside a
+    subordinate or hypothetical part ("if I moved ...", 如果我...) and not only as an object
+    ("can you help me", 给我)."""
+    lang = lang or language_of(clause)
+    if lang == "zh" or has_cjk(clause):
+        return zh_speaker_at(clause) is not None
+    words = norms(tokens(clause))
+    for i, word in enumerate(words):
+        if word not in EN.SPEAKER_SUBJECTS:
+            continue
+        before = words[max(0, i - 3):i]
+        if any(w in EN.SUBORDINATORS or w in EN.REPORTING for w in before):
+            continue
+        if word in {"i", "we"}:
+            return True
+        # "my" / "our" open the subject only at the start of a clause ("my bank is ..."; not
+        # "write an email to my landlord")
+        if not after_openers(words[:i]) or is_boundary(words[i - 1]):
+            return True
+    return False
+
+
+def zh_speaker_at(clause: str) -> int | None:
+    """Where the speaker stands as subject or possessor in a Chinese clause, or None."""
+    at = clause.find(ZH.SPEAKER)
+    while at >= 0:
+        before = clause[max(0, at - 4):at]
+        if not before.endswith(ZH.OBJECT_MARKERS) and not any(
+                s in clause[:at] for s in ZH.SUBORDINATORS):
+            return at
+        at = clause.find(ZH.SPEAKER, at + 1)
+    return None
+
+
+def zh_speaker_is_subject(clause: str) -> bool:
+    """True when 我 in ``clause`` is the speaker acting (我住在, 我现在不吃), not the
+    possessor of another subject (我朋友, 我的老婆) and not an object."""
+    at = zh_speaker_at(clause)
+    if at is None:
+        return False
+    rest = clause[at + 1:]
+    return not rest.startswith(("的", "们的", *ZH.OTHER_PEOPLE))
+
+
+def lasting_statement(clause: str, lang: str | None = None) -> bool:
+    """True when the speaker is the subject with a verb or noun of lasting things right after
+    (past adverbs): "I have two cats", "I mainly use Go", "my wife is ...", 我养了两只猫,
+    我平时喝茶 (``STATEMENT_HEADS``); "I think so", 我想问 are not."""
+    lang = lang or language_of(clause)
+    if lang == "zh" or has_cjk(clause):
+        at = clause.find(ZH.SPEAKER)
+        while at >= 0:
+            if zh_speaker_at(clause[at:]) == 0 and not clause[:at].endswith(ZH.OBJECT_MARKERS):
+                rest = clause[at + 1:].removeprefix("们").removeprefix("的")
+                for adverb in ZH.ADVERBS:
+                    rest = rest.removeprefix(adverb)
+                if rest.startswith(ZH.STATEMENT_HEADS):
+                    return True
+            at = clause.find(ZH.SPEAKER, at + 1)
+        return False
+    words = norms(tokens(clause))
+    for i, word in enumerate(words):
+        if word in {"i", "my"} and speaker_subject(" ".join(words[max(0, i - 3):]), "en"):
+            j = i + 1
+            while j < len(words) and words[j] in EN.ADVERBS:
+                j += 1
+            if j < len(words) and words[j] in EN.STATEMENT_HEADS:
+                return True
+    return False
+
+
+def mentions_speaker(text: str, lang: str | None = None) -> bool:
+    """True when ``text`` names the speaker at all (I, me, my, 我)."""
+    lang = lang or language_of(text)
+    if lang == "zh" or has_cjk(text):
+        return ZH.SPEAKER in text
+    return any(t.norm in EN.SPEAKER_WORDS for t in tokens(text))
+
+
+def has_cue(text: str) -> bool:
+    """True when ``text`` holds a word that tends to open a lasting statement about someone's
+    life (prefer, allergic, moved, wife, 喜欢, 过敏, 搬, 老婆 ...: ``CANDIDATE_CUES``)."""
+    if has_cjk(text) and any(w in text for w in ZH.CANDIDATE_CUES):
+        return True
+    words = norms(tokens(text))
+    return any(w in EN.CANDIDATE_CUES for w in words) or \
+        find_phrase(words, (("can", "not", "stand"),)) is not None
+
+
+def is_hypothetical(clause: str, lang: str | None = None) -> bool:
+    """True when ``clause`` opens a condition or a supposition ("if I lived in Tokyo",
+    假如我搬到东京): what it says does not hold as said."""
+    lang = lang or language_of(clause)
+    if lang == "zh" or has_cjk(clause):
+        return clause.lstrip(" ，,").startswith(ZH.SUBORDINATORS[:6])
+    words = after_openers(norms(tokens(clause)))
+    return bool(words) and words[0] in {"if", "suppose", "supposing", "imagine",
+                                        "hypothetically", "assuming"}
+
+
+def is_transient(clause: str, lang: str | None = None) -> bool:
+    """True when ``clause`` speaks of a passing state ("I'm tired today", 今天好累): it holds
+    for the moment, not beyond."""
+    lang = lang or language_of(clause)
+    if lang == "zh" or has_cjk(clause):
+        return any(w in clause for w in ZH.TRANSIENT)
+    words = norms(tokens(clause))
+    return any(w in EN.TRANSIENT for w in words) or find_phrase(words, EN.TRANSIENT_PHRASES) \
+        is not None
+
+
+def is_correction(text: str) -> bool:
+    """True when the message corrects the assistant: it opens with "no", "actually",
+    "that's wrong", 不对, 其实, 我说错了 ... (``CORRECTION_OPENERS``)."""
+    stripped = text.strip()
+    if has_cjk(stripped[:6]):
+        return stripped.startswith(ZH.CORRECTION_OPENERS)
+    words = norms(tokens(stripped))
+    while words and words[0] in {"oh", "ah", "hmm", "um", "well", "sorry", "wait", ","}:
+        words = words[1:]  # "Sorry, no, it's 41"
+    return any(starts_with(words, p) for p in EN.CORRECTION_OPENERS)
+
+
+def strip_openers(text: str) -> str:
+    """``text`` without the words that open it but are not part of what it says
+    ("Actually I'm 33 now" -> "I'm 33 now", "其实我住在上海" -> "我住在上海")."""
+    text = text.strip()
+    if has_cjk(text[:4]):
+        changed = True
+        while changed:
+            changed = False
+            for opener in sorted(ZH.OPENERS, key=len, reverse=True):
+                if text.startswith(opener):
+                    text = text[len(opener):].lstrip("，,：: ")
+                    changed = True
+        return text
+    toks = tokens(text)
+    words = norms(toks)
+    kept = after_openers(words)
+    if len(kept) == len(words) or not kept:
+        return text
+    return text[toks[len(words) - len(kept)].start:]
+
+
+
+def is_boundary(word: str) -> bool:
+    """A token that ends a clause before a request verb ("...,", "and", "so")."""
+    return word in {",", ";", ":", "-", "—", "–", ".", "!", "and", "but", "so", "also", "then"}
+
