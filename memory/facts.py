@@ -6,7 +6,7 @@ Write policy (rules first; the language-model path builds on them later):
   on ...", "记住 ...", "以后都 ...": ``memory.language.find_request``) is written at once;
 * a **correction** ("no, I live in Linz", "actually ...", "不对，我...") is written at once;
 * a **constraint** (an allergy, a diet, a medical condition, a prohibition such as "don't
-  message me on weekends": ``memory.statements.constraint``) is written at its first mention;
+  message me on weekends": ``memory.constraints.constraint``) is written at its first mention;
 * a **statement of an attribute** (a topic of ``memory.topics`` or any "my X is Y":
   ``memory.statements``) that already has a fact confirms it (same value) or supersedes it (new
   value); "I'm no longer X" ends it;
@@ -25,11 +25,11 @@ from __future__ import annotations
 import re
 
 from memory import language
+from memory.endings import endings
 from memory.episodes import KEY_DATA_RE
 from memory.language import Request
 from memory.lexicon import en as EN
 from memory.lexicon import zh as ZH
-from memory.statements import endings
 from memory.text import has_cjk, language_of
 
 #: Hard cap on a stored fact, in characters, enforced by the store on every write path.
@@ -190,7 +190,7 @@ def is_correction(text: str) -> bool:
 
 def ended_values(text: str) -> list[str]:
     """What the user says no longer holds ("I quit green tea" -> ["green tea"], "I no longer
-    drink coffee" -> ["drink coffee"]), lowercased (``memory.statements.endings``)."""
+    drink coffee" -> ["drink coffee"]), lowercased (``memory.endings.endings``)."""
     lang = language_of(text)
     return [p.lower() for s in language.split_sentences(text) for p in endings(s, lang)]
 

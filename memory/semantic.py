@@ -38,7 +38,9 @@ from datetime import datetime
 import numpy as np
 
 from memory import language
+from memory.constraints import constraint
 from memory.dates import resolve_relative_dates
+from memory.endings import endings, ends
 from memory.facts import (
     explicit_request,
     fact_text,
@@ -49,7 +51,7 @@ from memory.facts import (
 )
 from memory.ports import ConversationStore, Embedder, FactStore, ScopeFilter, SearchIndex
 from memory.records import ThreadRow
-from memory.statements import bare_value, constraint, endings, ends, keys_match, open_attributes
+from memory.statements import bare_value, keys_match, open_attributes
 from memory.text import has_cjk, language_of, normalise
 from memory.topic_statements import match_topics, not_allergic_to
 from memory.topics import CONSTRAINT_TOPICS
@@ -249,7 +251,7 @@ class _Write:
             valid_from=self.turn.created_at, value=value, mode=mode, supersedes=supersedes)
 
     async def end(self, phrase: str) -> list[FactOutcome]:
-        """End the active facts ``phrase`` names (``memory.statements.ends``); allergies end
+        """End the active facts ``phrase`` names (``memory.endings.ends``); allergies end
         only when named as such (``end_topic``)."""
         out = []
         for fact in await self.facts.active_facts(self.user_id, self.scope):
