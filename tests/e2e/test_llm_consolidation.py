@@ -17,7 +17,7 @@ from adapters.llm import AnthropicChatModel, OpenAICompatChatModel, RetryPolicy
 from adapters.models import OfflineChatModel
 from bot.engine import ConversationEngine
 from bot.usage import record_usage
-from memory.consolidation import SCHEMA, TOOL_NAME
+from memory.consolidation_prompt import SCHEMA, TOOL_NAME
 from memory.service import MemoryConfig, MemoryService
 from memory.work_runner import retry_delay
 from memory.stores.inmemory import InMemoryIndex

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from adapters.llm._structured import parse_json_object
-from memory.consolidation import check_fact, episode_from, is_candidate_text, pick_candidates
+from memory.consolidation_prompt import episode_from
+from memory.grounding import check_fact, is_candidate_text, pick_candidates
 from memory.records import EpisodeDraft
 from memory.types import KeyDatum, Role, Turn
 from tests.conftest import T0
