@@ -100,6 +100,27 @@ async def open_store(path: str | Path) -> Store:
     return await SQLiteStore.open(path)
 
 
+async def open_settings_store(settings: Settings, folder: Path, *, scratch: bool = False
+                              ) -> Store:
+    """The product's relational store: SQLite under ``folder`` (:func:`open_store`), or with
+    ``DATABASE_URL`` the PostgreSQL store in that database
+    (:class:`memory.stores.postgres.PostgresStore`), in the URL's schema; ``scratch`` (a work
+    folder, as evaluation runs hand to :func:`build_app`) puts it in a new schema that closing
+    the store drops, never the live tables.
+
+    Raises:
+        StoreError: it cannot be opened or migrated.
+    """
+    if settings.database_url is None:
+        return await open_store(folder / "memory.db")
+    from memory.stores.postgres import PostgresStore, redacted
+
+    url = settings.database_url.get_secret_value()
+    store = await PostgresStore.open(url, scratch=scratch)
+    log.info("store on postgresql url=%s schema=%s", redacted(url), store.schema)
+    return store
+
+
 def memory_config(settings: Settings) -> MemoryConfig:
     """The core's view of the product settings."""
     return MemoryConfig(
@@ -180,7 +201,7 @@ async def build_app(
     try:
         model = model or build_model(settings)  # a ConfigError here leaves nothing open
         embedder = embedder or make_embedder(settings.embedder)
-        store = await open_store(folder / "memory.db")
+        store = await open_settings_store(settings, folder, scratch=data_dir is not None)
     except BaseException:
         lock.release()
         raise

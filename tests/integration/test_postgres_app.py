@@ -1,5 +1,5 @@
-"""The bot with ``DATABASE_URL``: its search index lives in PostgreSQL (the database stays
-SQLite), one bot per database, and a run in a work folder (evaluation) gets a scratch schema
+"""The bot with ``DATABASE_URL``: its store and its search index live in PostgreSQL, one bot
+per database, and a run in a work folder (evaluation) gets a scratch schema
 that is dropped afterwards. Real SQLite, the real PostgreSQL the tests start, the offline
 model."""
 
@@ -15,7 +15,7 @@ from adapters.embedders import HashingEmbedder
 from bot.app import build_app
 from bot.settings import Settings
 from memory.errors import StoreError
-from memory.stores.postgres import PgSearchIndex
+from memory.stores.postgres import PgSearchIndex, PostgresStore
 from memory.types import ChatKind, IncomingMessage, ThreadKey
 
 pytestmark = pytest.mark.postgres
@@ -45,6 +45,8 @@ async def test_the_bot_recalls_through_the_postgresql_index(tmp_path, pg_schema)
     app = await build_app(settings, embedder=HashingEmbedder())
     try:
         assert isinstance(app.index, PgSearchIndex) and app.index.schema == pg_schema[1]
+        assert isinstance(app.store, PostgresStore) and app.store.schema == pg_schema[1]
+        assert not (tmp_path / "data" / "memory.db").exists()
         await app.engine.handle(_msg("Remember that I live in Graz", 1))
         assert any(k.startswith("fact:") for k in await app.index.keys())
         with pytest.raises(StoreError, match="another memory-bot process"):
@@ -70,6 +72,7 @@ async def test_a_work_folder_run_uses_a_scratch_schema_dropped_afterwards(tmp_pa
     app = await build_app(settings, data_dir=tmp_path / "work", embedder=HashingEmbedder())
     try:
         scratch = app.index.schema
+        assert app.store.schema.startswith("scratch_")
         assert scratch.startswith("scratch_") and scratch in await _schemas(pg_schema[0])
         await app.engine.handle(_msg("Remember that I live in Graz", 1))
         assert await app.index.keys()
