@@ -11,6 +11,7 @@ from datetime import datetime
 
 from i18n import say
 from i18n.facts import fact_text
+from i18n.items import day_text, item_text
 from memory.recall import EPISODIC_HEADER, SEMANTIC_HEADER
 from memory.text import language_of
 from memory.types import (
@@ -93,7 +94,7 @@ def offline_answer(request: MemoryAnswerRequest) -> str:
             continue
         fact = facts.get(_item_id(item))
         if fact is None:
-            unknown.append(item.text)
+            unknown.append(_shown(item, lang))
         elif not set(fact.source_turn_ids) <= own:
             (current if fact.status is FactStatus.ACTIVE else earlier).append(fact)
     for old in list(earlier):
@@ -112,7 +113,8 @@ def offline_answer(request: MemoryAnswerRequest) -> str:
         if item.kind is ItemKind.ROUND and turns & shown_sources:
             continue
         stale = item.kind is ItemKind.ROUND and turns & replaced_sources
-        history.append(say(lang, "offline.replaced", text=item.text) if stale else item.text)
+        shown = _shown(item, lang)
+        history.append(say(lang, "offline.replaced", text=shown) if stale else shown)
     lines = [say(lang, "offline.disclaimer")] if request.first_reply else []
     if current or earlier or unknown:
         lines.append(say(lang, "offline.facts_heading"))
@@ -128,12 +130,20 @@ def offline_answer(request: MemoryAnswerRequest) -> str:
     return "\n".join(lines)
 
 
+def _shown(item: RecalledItem, lang: str) -> str:
+    """An item's line in the reply: worded from its parts in ``lang`` (``i18n.items``), else as
+    the prompt has it."""
+    if item.parts is None:
+        return item.text
+    return "- " + item_text(item.kind.value, item.parts.as_dict(), item.text, lang)
+
+
 def _item_id(item: RecalledItem) -> int:
     return int(item.key.split(":", 1)[1])
 
 
 def _day(value: datetime | None, lang: str) -> str:
-    return f"{value:%Y-%m-%d}" if value else say(lang, "offline.unknown_day")
+    return day_text(value, lang)
 
 
 def _earlier_line(fact: Fact, lang: str) -> str:

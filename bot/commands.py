@@ -16,6 +16,7 @@ from bot.command_table import help_text
 from bot.confirmation import PendingConfirmation
 from i18n import language_of_code, message_ids, say
 from i18n.facts import fact_text, mid_sentence
+from i18n.items import item_text
 from memory.service import Context
 from memory.text import normalise
 from memory.types import ChatKind, Fact, FactStatus, IncomingMessage
@@ -64,7 +65,7 @@ async def cmd_why(engine, ctx: Context, arg: str, lang: str) -> list[str]:
             lines.append(say(lang, "why.profile_item", n=n, kind=kind(item),
                              score=f"{item['score']:.2f}", tokens=item["tokens"],
                              day=(item["created_at"] or "")[:10],
-                             text=item["text"].lstrip("- ")))
+                             text=item_text(item["kind"], item.get("parts"), item["text"], lang)))
         if recalled:
             lines.append(say(lang, "why.recalled"))
     for n, item in enumerate(recalled, start=len(profile) + 1):
@@ -75,7 +76,7 @@ async def cmd_why(engine, ctx: Context, arg: str, lang: str) -> list[str]:
         pin = say(lang, "why.pinned") if item["pinned"] else ""
         lines.append(say(lang, "why.item", n=n, kind=kind(item), score=f"{item['score']:.2f}",
                          tokens=item["tokens"], source=source, pin=pin,
-                         text=item["text"].lstrip("- ")))
+                         text=item_text(item["kind"], item.get("parts"), item["text"], lang)))
     return ["\n".join(lines)]
 
 

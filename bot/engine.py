@@ -238,7 +238,8 @@ class ConversationEngine:
                 "items": [{"key": i.key, "kind": i.kind.value, "score": round(i.score, 3),
                            "tokens": i.tokens, "session_id": i.source_session_id,
                            "created_at": i.created_at.isoformat() if i.created_at else None,
-                           "pinned": i.pinned, "profile": i.profile, "text": i.text}
+                           "pinned": i.pinned, "profile": i.profile, "text": i.text,
+                           "parts": i.parts.as_dict() if i.parts else None}
                           for i in prompt.recalled],
                 "memory_tokens": prompt.memory_tokens,
                 "profile_tokens": recall.blocks.profile_tokens,

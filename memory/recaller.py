@@ -29,6 +29,7 @@ from memory.focus import (
     without_recall_words,
 )
 from memory.indexing import episode_text
+from memory.item_parts import episode_parts, fact_parts
 from memory.policy import SPEAKER_WEIGHT, RecallPolicy
 from memory.ports import Clock, Embedder, ScopeFilter, SearchIndex, Store, TokenCounter
 from memory.profile import as_of_session_start, profile_line, select_profile
@@ -242,7 +243,8 @@ class Recaller:
                 fact = facts[hit.item_id]
                 text = _fact_line(fact)
                 out.append(RecalledItem(hit.key, hit.kind, text, score, self.counter.count(text),
-                                        fact.source_turn_ids, None, fact.created_at))
+                                        fact.source_turn_ids, None, fact.created_at,
+                                        parts=fact_parts(fact)))
             elif hit.kind is ItemKind.EPISODE and hit.item_id in episodes:
                 episode = episodes[hit.item_id]
                 if episode.session_id != exclude_session_id:
@@ -273,7 +275,8 @@ class Recaller:
             text, key = profile_line(fact), f"fact:{fact.id}"
             items.append(RecalledItem(key, ItemKind.FACT, text, earned.get(key, 0.0),
                                       self.counter.count(text), fact.source_turn_ids, None,
-                                      fact.created_at, pinned=True, profile=True))
+                                      fact.created_at, pinned=True, profile=True,
+                                      parts=fact_parts(fact, dated=False)))
         return items
 
     async def _with_own_facts(self, ctx: Context, candidates: list[RecalledItem]
@@ -289,18 +292,21 @@ class Recaller:
             text = _fact_line(fact)
             added.append(RecalledItem(f"fact:{fact.id}", ItemKind.FACT, text,
                                       self.config.threshold, self.counter.count(text),
-                                      fact.source_turn_ids, None, fact.created_at))
+                                      fact.source_turn_ids, None, fact.created_at,
+                                      parts=fact_parts(fact)))
         return sorted([*candidates, *added], key=lambda c: -c.score)
 
     def _episode_item(self, episode: Episode, *, score: float, pinned: bool = False
                       ) -> RecalledItem:
         running = " (this conversation so far)" if episode.status == "running" else ""
-        text = self._clip_tokens(f"- ({_date(episode.started_at)}){running} "
-                                 f"{episode_text(episode, key_data_lines=2, compact=True)}",
-                                 self.policy.episode_prompt_tokens)
+        body = episode_text(episode, key_data_lines=2, compact=True)
+        line = f"- ({_date(episode.started_at)}){running} {body}"
+        text = self._clip_tokens(line, self.policy.episode_prompt_tokens)
+        parts = episode_parts(episode, body=body, full_line=line, shown_line=text,
+                              key_data_lines=2)
         return RecalledItem(f"episode:{episode.id}", ItemKind.EPISODE, text, score,
                             self.counter.count(text), episode.turn_ids, episode.session_id,
-                            episode.created_at, pinned=pinned)
+                            episode.created_at, pinned=pinned, parts=parts)
 
     def _clip_tokens(self, text: str, limit: int) -> str:
         """Cut ``text`` at a word boundary so that it counts at most ``limit`` tokens."""

@@ -303,6 +303,44 @@ class IndexHit:
 
 
 @dataclass(frozen=True, slots=True)
+class ItemParts:
+    """What a recalled item says, as data for a person to read: the edges word it in the
+    reader's language (``bot``, ``adapters``), while :attr:`RecalledItem.text` is the same item
+    worded for the model's prompt ("- The user lives in Graz (since 2026-12-02)").
+
+    Attributes:
+        text: a fact's text; an episode's summary (as far as the prompt's line shows it).
+        day: a fact's ``valid_from``, an episode's ``started_at`` (UTC); None: the line shows
+            no date (a profile fact).
+        until: a fact no longer current: its ``valid_to`` (None: not known).
+        current: False for a fact that is no longer current (superseded, archived).
+        running: an episode of the conversation still open ("this conversation so far").
+        open_tasks: the open tasks of an episode the line shows.
+        key_data: the key data of an episode the line shows.
+        cut: the prompt's line was cut to its token bound after what these parts hold.
+    """
+
+    text: str
+    day: datetime | None = None
+    until: datetime | None = None
+    current: bool = True
+    running: bool = False
+    open_tasks: tuple[str, ...] = ()
+    key_data: tuple[str, ...] = ()
+    cut: bool = False
+
+    def as_dict(self) -> dict:
+        """The JSON form (dates as ISO 8601 strings, tuples as lists), as a ``/why`` record
+        keeps it."""
+        return {"text": self.text,
+                "day": self.day.isoformat() if self.day else None,
+                "until": self.until.isoformat() if self.until else None,
+                "current": self.current, "running": self.running,
+                "open_tasks": list(self.open_tasks), "key_data": list(self.key_data),
+                "cut": self.cut}
+
+
+@dataclass(frozen=True, slots=True)
 class RecalledItem:
     """A memory item chosen for a prompt.
 
@@ -318,6 +356,8 @@ class RecalledItem:
         pinned: in the prompt whatever its score (the last episode of the thread, profile
             facts); its ``score`` is still the one it earned for the query (0.0: not a hit).
         profile: a fact of the profile block (``memory.profile``).
+        parts: what ``text`` says, as data for a person to read (facts and episodes; None
+            for a round, whose line is the conversation's own words and dates).
     """
 
     key: str
@@ -330,6 +370,7 @@ class RecalledItem:
     created_at: datetime | None = None
     pinned: bool = False  # included regardless of score (e.g. last episode of the thread)
     profile: bool = False
+    parts: ItemParts | None = None
 
 
 @dataclass(frozen=True, slots=True)

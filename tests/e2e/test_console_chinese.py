@@ -87,3 +87,44 @@ def test_a_chinese_conversation_shows_no_english_product_text(tmp_path):
     assert "已取消" in "\n".join(got["不要"])
     assert "已删除" in "\n".join(got["是"])
     assert "还没有保存的记忆" in "\n".join(got["/memories"][-2:] + got[LINES[-3]])
+
+
+_ISO_DAY = r"\d{4}-\d{2}-\d{2}"
+_ENGLISH_FRAMING = re.compile(r"\b(?:since|from|until|no longer current|Open tasks|Key data|"
+                              r"this conversation)\b", re.IGNORECASE)
+
+WHY_LINES = [
+    "记住我住在维也纳",
+    "记住我搬到格拉茨了",
+    "我住在哪里？",
+    "/why",
+    "我还需要订酒店，还要续签护照。",
+    "/new",
+    "酒店订了吗？",
+    "/why",
+]
+
+
+def test_why_in_chinese_words_the_recalled_facts_and_conversations_in_chinese(tmp_path):
+    result = run_console(tmp_path, WHY_LINES, user="小明",
+                         env={"EMBEDDER": "hashing", "LANG": "zh_CN.UTF-8", "LC_ALL": ""})
+    assert result.returncode == 0, result.stderr
+    whys = [lines for line, lines in _answers_in_order(result.stdout) if line == "/why"]
+    assert len(whys) == 2
+    facts = [line for line in whys[0] if "[事实]" in line]
+    assert facts and all(re.search(rf"用户住在格拉茨（自 {_ISO_DAY} 星期[一二三四五六日] 起）$", line)
+                         for line in facts), whys[0]
+    episodes = [line for line in whys[1] if "[对话摘要]" in line]
+    assert episodes and any("待办：" in line for line in episodes), whys[1]
+    for lines in whys:
+        assert not [line for line in lines if _ENGLISH_FRAMING.search(line) or english(line)], lines
+
+
+def _answers_in_order(stdout: str) -> list[tuple[str, list[str]]]:
+    out: list[tuple[str, list[str]]] = []
+    for line in stdout.splitlines()[1:]:
+        if line.startswith("> "):
+            out.append((line[2:], []))
+        elif out:
+            out[-1][1].append(line)
+    return out
