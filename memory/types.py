@@ -6,6 +6,7 @@ All datetimes are timezone-aware UTC. Ids are SQLite integer row ids unless said
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -104,6 +105,22 @@ class Scope:
     def is_private(self) -> bool:
         """True for a user's private memory."""
         return self.kind == Scope.USER
+
+    @classmethod
+    def imported(cls, text: str, *, old_user_id: int, new_user_id: int,
+                 threads: Mapping[int, int]) -> str:
+        """The text form of a scope read from another store's export, in this store's ids:
+        the exported user's private scope becomes ``new_user_id``'s, a group thread's scope
+        follows ``threads`` (exported thread id -> id here); any other text is kept as it is."""
+        try:
+            old = cls.parse(text)
+        except ValueError:
+            return text
+        if old.is_private and old.id == old_user_id:
+            return str(cls.private(new_user_id))
+        if not old.is_private and old.id in threads:
+            return str(cls.group(threads[old.id]))
+        return text
 
     def __str__(self) -> str:
         return f"{self.kind}:{self.id}"

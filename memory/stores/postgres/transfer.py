@@ -141,15 +141,8 @@ async def load_user_rows(db: Database, rows: dict[str, list[dict]], now: datetim
                                      "to another user here")
 
         def scope(value: str) -> str:
-            try:
-                old = Scope.parse(value)
-            except ValueError:
-                return value
-            if old.is_private and old.id == old_user["id"]:
-                return str(Scope.private(uid))
-            if not old.is_private and old.id in threads:
-                return str(Scope.group(threads[old.id]))
-            return value
+            return Scope.imported(value, old_user_id=old_user["id"], new_user_id=uid,
+                                  threads=threads)
 
         sessions: dict[int, int] = {}
         for s in rows["sessions"]:
