@@ -40,7 +40,7 @@ from bot.app import open_store
 from bot.datadir import ensure_data_dir, lock_data_dir
 from memory.backup import index_expectations, matching_rows
 from memory.errors import ConfigError
-from memory.stores.lancedb import copy_tables
+from memory.stores.lance_copy import copy_tables
 from memory.stores.sqlite.migrations import MIGRATIONS
 from memory.stores.snapshot import backup_sqlite, check_sqlite, file_sha256, seal_sqlite
 

@@ -40,7 +40,7 @@ async def index_expectations(store: Store) -> Expectations:
 
 
 def matching_rows(expected: Expectations) -> Callable[[str, object], Sequence[bool]]:
-    """A row filter for :func:`memory.stores.lancedb.copy_tables`: keep a row when its
+    """A row filter for :func:`memory.stores.lance_copy.copy_tables`: keep a row when its
     ``(status, text)`` equals ``expected[key]`` (rows of unknown keys are dropped)."""
 
     def keep(_table: str, batch) -> list[bool]:
