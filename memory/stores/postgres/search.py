@@ -42,11 +42,11 @@ from collections import Counter
 from collections.abc import Sequence
 
 import asyncpg
-import numpy as np
 
 from memory.errors import StoreError
 from memory.ports import ScopeFilter
 from memory.stores.postgres.connection import mapped, open_pool, redacted
+from memory.stores.postgres.index_writes import delete_rows, replace_rows
 from memory.stores.postgres.migrations import TableNames, ident, migrate
 from memory.stores.postgres.terms import B, K1, index_terms
 from memory.types import IndexHit, IndexItem, ItemKind
@@ -209,98 +209,12 @@ class PgSearchIndex:
         wrong = next((r.key for r in rows if len(r.vector) != self._dim), None)
         if wrong is not None:
             raise StoreError(f"index row {wrong} has a vector of another length than {self._dim}")
-        t = self._names
         async with mapped("index upsert"), self._pool.acquire() as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))",
                                self._write_lock_key)
-            keys = [r.key for r in rows]
-            replaced = await conn.fetchval(
-                f"WITH gone AS (DELETE FROM {t.rows} WHERE key = ANY($1::text[]) RETURNING 1) "
-                "SELECT count(*) FROM gone", keys)
-            term_rows, old_rows, length = await self._drop_postings(conn, keys)
-            columns: dict[str, list] = {name: [] for name in (
-                "key", "kind", "item_id", "owner", "scope", "status", "text", "search_text",
-                "created_at")}
-            postings: dict[str, list] = {name: [] for name in (
-                "scope", "term", "key", "kind", "owner", "status", "count", "length")}
-            new_rows = 0
-            for item in rows:
-                counts = Counter(index_terms(item.search_text))
-                n = sum(counts.values())
-                term_rows.update(counts.keys())
-                new_rows += 1 if n else 0
-                length += n
-                for name in columns:
-                    value = getattr(item, name)
-                    columns[name].append(value.value if name == "kind" else value)
-                for term, count in counts.items():
-                    for name, value in (("scope", item.scope), ("term", term), ("key", item.key),
-                                        ("kind", item.kind.value), ("owner", item.owner),
-                                        ("status", item.status),
-                                        ("count", count), ("length", n)):
-                        postings[name].append(value)
-            flat = np.asarray([r.vector for r in rows], dtype=np.float32).reshape(-1)
-            for start in range(0, len(rows), self.write_batch_rows):
-                end = start + self.write_batch_rows
-                part = {k: v[start:end] for k, v in columns.items()}
-                # the vectors travel as one flat float4 array, row n's at [(n-1)*dim+1, n*dim]
-                await conn.execute(
-                    f"INSERT INTO {t.rows} (key, kind, item_id, owner, scope, status, text, "
-                    "search_text, vector, created_at) "
-                    "SELECT k, kd, i, o, s, st, tx, se, "
-                    "($9::float4[])[(n - 1) * $11 + 1 : n * $11]::vector, c FROM unnest("
-                    "$1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], "
-                    "$7::text[], $8::text[], $10::timestamptz[]) "
-                    "WITH ORDINALITY AS u(k, kd, i, o, s, st, tx, se, c, n)",
-                    part["key"], part["kind"], part["item_id"], part["owner"], part["scope"],
-                    part["status"], part["text"], part["search_text"],
-                    flat[start * self._dim:end * self._dim], part["created_at"], self._dim)
-            step = self.write_batch_rows * 16  # postings: about 16 terms a row
-            for start in range(0, len(postings["key"]), step):
-                part = {k: v[start:start + step] for k, v in postings.items()}
-                await conn.execute(
-                    f"INSERT INTO {t.postings} (scope, term, key, kind, owner, status, count, "
-                    "length) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], "
-                    "$4::text[], $5::text[], $6::text[], $7::int[], $8::int[])",
-                    *part.values())
-            await self._count(conn, term_rows, new_rows - old_rows, length)
+            replaced = await replace_rows(conn, self._names, rows, self._dim,
+                                          self.write_batch_rows)
         log.info("index upsert rows=%d replaced=%d", len(rows), replaced)
-
-    async def _drop_postings(self, conn: asyncpg.Connection, keys: list[str]
-                             ) -> tuple[Counter[str], int, int]:
-        """Delete the postings of ``keys``; returns what that takes off the statistics: per
-        term the rows that held it (negative counts), the rows that had terms, and minus their
-        summed length."""
-        gone = await conn.fetch(
-            f"DELETE FROM {self._names.postings} WHERE key = ANY($1::text[]) "
-            "RETURNING key, term, length", keys)
-        term_rows: Counter[str] = Counter()
-        lengths: dict[str, int] = {}
-        for row in gone:
-            term_rows[row["term"]] -= 1
-            lengths[row["key"]] = row["length"]
-        return term_rows, len(lengths), -sum(lengths.values())
-
-    async def _count(self, conn: asyncpg.Connection, term_rows: Counter[str], rows: int,
-                     length: int) -> None:
-        """Apply changes to the term statistics and the totals: ``term_rows`` rows holding
-        each term, ``rows`` rows with at least one term, ``length`` terms in all (the caller
-        holds the write lock inside its transaction)."""
-        t = self._names
-        changed = sorted((term, n) for term, n in term_rows.items() if n)
-        if changed:
-            await conn.execute(
-                f"INSERT INTO {t.terms} AS d (term, rows) "
-                "SELECT * FROM unnest($1::text[], $2::bigint[]) "
-                "ON CONFLICT (term) DO UPDATE SET rows = d.rows + excluded.rows",
-                [c[0] for c in changed], [c[1] for c in changed])
-            gone = [term for term, n in changed if n < 0]
-            if gone:
-                await conn.execute(f"DELETE FROM {t.terms} WHERE term = ANY($1::text[]) "
-                                   "AND rows <= 0", gone)
-        if rows or length:
-            await conn.execute(f"UPDATE {t.stats} SET rows_with_terms = rows_with_terms + $1, "
-                               "length = length + $2", rows, length)
 
     async def delete(self, keys: Sequence[str]) -> None:
         """Delete rows by key (missing keys are ignored), with their term statistics.
@@ -310,15 +224,10 @@ class PgSearchIndex:
         """
         if not keys:
             return
-        t = self._names
         async with mapped("index delete"), self._pool.acquire() as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))",
                                self._write_lock_key)
-            deleted = await conn.fetchval(
-                f"WITH gone AS (DELETE FROM {t.rows} WHERE key = ANY($1::text[]) RETURNING 1) "
-                "SELECT count(*) FROM gone", list(keys))
-            term_rows, old_rows, length = await self._drop_postings(conn, list(keys))
-            await self._count(conn, term_rows, -old_rows, length)
+            deleted = await delete_rows(conn, self._names, list(keys))
         log.info("index delete rows=%d", deleted)
 
     # ------------------------------------------------------------------------------ search
