@@ -266,6 +266,51 @@ async def open_index(settings: Settings, folder: Path, embedder: Embedder, *,
     return index
 
 
+async def migrate_to_postgres(settings: Settings, source: Path) -> dict[str, int]:
+    """Copy the SQLite store of the data folder ``source`` into the empty PostgreSQL store of
+    ``DATABASE_URL`` (``memory-bot migrate-to-postgres``): every table with its own ids
+    (:func:`memory.stores.postgres.sqlite_copy.copy_sqlite`), then one start-up of the bot on
+    PostgreSQL builds its search index from the copied rows (the index is derived; the
+    embedder of ``EMBEDDER`` writes it). ``source`` is locked for the copy, so no bot may run
+    on it meanwhile; it is migrated to the latest SQLite schema first and not changed
+    otherwise. Returns the rows copied per table.
+
+    Raises:
+        ConfigError: ``DATABASE_URL`` is not set, ``source`` holds no ``memory.db``, a bot
+            runs on it (``DataDirInUse``), or the PostgreSQL store holds rows (nothing is
+            written).
+        StoreError: either store cannot be opened, or a row cannot be copied (nothing is
+            written).
+    """
+    from memory.stores.postgres import PostgresStore, redacted
+    from memory.stores.postgres.sqlite_copy import TargetNotEmptyError, copy_sqlite
+
+    if settings.database_url is None:
+        raise ConfigError("DATABASE_URL is not set: it names the PostgreSQL database to "
+                          "migrate into (postgresql://user:password@host:port/database)")
+    database = source / "memory.db"
+    if not database.is_file():
+        raise ConfigError(f"{source} is not a data folder: it holds no memory.db")
+    url = settings.database_url.get_secret_value()
+    lock = lock_data_dir(source)
+    try:
+        await (await SQLiteStore.open(database)).close()  # at the latest schema version
+        target = await PostgresStore.open(url)
+        try:
+            copied = await copy_sqlite(database, target.db)
+        except TargetNotEmptyError as exc:  # a usage error: exit 2
+            raise ConfigError(str(exc)) from exc
+        finally:
+            await target.close()
+    finally:
+        lock.release()
+    log.info("sqlite store %s copied to postgresql url=%s rows=%s", database, redacted(url),
+             copied)
+    app = await build_app(settings)  # the start-up reconcile indexes what was copied
+    await app.aclose()
+    return copied
+
+
 async def reindex(settings: Settings) -> tuple[int, int]:
     """Rebuild the search index of the configured embedder from SQLite: every key is
     deleted and written again. Returns ``(rows written, rows removed)``."""

@@ -59,6 +59,10 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("file", type=Path)
     imp.add_argument("--replace", action="store_true")
     sub.add_parser("reindex", help="rebuild the LanceDB indexes from SQLite")
+    migrate = sub.add_parser("migrate-to-postgres",
+                             help="copy a SQLite data folder into the empty PostgreSQL "
+                                  "database of DATABASE_URL")
+    migrate.add_argument("source", type=Path, help="the data folder (holding memory.db)")
     return parser
 
 
@@ -138,6 +142,8 @@ def _main(argv: list[str] | None) -> int:
             return asyncio.run(_import(settings, args.file, replace=args.replace))
         if args.command == "eval":
             return asyncio.run(_eval(settings, args))
+        if args.command == "migrate-to-postgres":
+            return asyncio.run(_migrate_to_postgres(settings, args.source))
         if args.command == "bench":
             return asyncio.run(_bench(settings, args))
     except ConfigError as exc:
@@ -229,6 +235,18 @@ async def _import(settings, file: Path, *, replace: bool) -> int:
         await app.aclose()
     print(f"imported user {user_id}: {len(doc['facts'])} fact(s), {len(doc['episodes'])} "
           f"episode(s), {len(doc['turns'])} message(s)")
+    return 0
+
+
+async def _migrate_to_postgres(settings, source: Path) -> int:
+    """``memory-bot migrate-to-postgres SOURCE``: exit 2 without ``DATABASE_URL``, for a folder
+    without ``memory.db`` or in use, and for a database that is not empty (nothing written)."""
+    from bot.app import migrate_to_postgres
+
+    copied = await migrate_to_postgres(settings, source.expanduser().resolve())
+    rows = ", ".join(f"{n} {table}" for table, n in copied.items() if n)
+    print(f"copied {source} into PostgreSQL: {rows or 'no rows'}; the search index was built "
+          f"from the copy")
     return 0
 
 
