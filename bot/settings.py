@@ -155,6 +155,14 @@ class Settings(BaseSettings):
     discord_guild_id: int | None = _setting(
         None, "Discord guild id",
         "Register slash commands in this guild only; unset = globally.", ge=0)
+    discord_shard_count: int | None = _setting(
+        None, "shards, at least 1",
+        "How many shards the bot's Discord gateway is split into, across all processes; "
+        "unset = one connection, no sharding.", ge=1)
+    discord_shard_ids: tuple[int, ...] = _setting(
+        (), "comma list of shard ids, each 0 to DISCORD_SHARD_COUNT - 1",
+        "The shards this process connects (e.g. 0,1); empty = all of DISCORD_SHARD_COUNT. "
+        "Needs DISCORD_SHARD_COUNT.")
     discord_api_base_url: str | None = _setting(
         None, "URL",
         "Discord REST base URL instead of discord.py's https://discord.com/api/v10; for a "
@@ -262,6 +270,34 @@ class Settings(BaseSettings):
     def _append_bot(cls, value: str) -> str:
         value = value.rstrip("/")
         return value if value.endswith("/bot") else value + "/bot"
+
+    @field_validator("discord_shard_ids", mode="before")
+    @classmethod
+    def _parse_shard_ids(cls, value: Any) -> Any:
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)):
+            return value
+        ids: list[int] = []
+        for raw in items:
+            item = str(raw).strip()
+            if not item:
+                continue
+            if not (item.isascii() and item.isdigit()):
+                raise ValueError(f"bad shard id {item!r}: shard ids are numbers from 0")
+            if int(item) not in ids:
+                ids.append(int(item))
+        return tuple(ids)
+
+    @model_validator(mode="after")
+    def _shards_within_count(self) -> Settings:
+        ids, count = self.discord_shard_ids, self.discord_shard_count
+        if ids and count is None:
+            raise ValueError("DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT (the shards of all "
+                             "processes together)")
+        if ids and max(ids) >= count:
+            raise ValueError(f"DISCORD_SHARD_IDS: shard {max(ids)} is not below "
+                             f"DISCORD_SHARD_COUNT={count}")
+        return self
 
     @field_validator("allowed_users", mode="before")
     @classmethod

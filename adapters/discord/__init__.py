@@ -158,7 +158,8 @@ async def start_discord(settings: Any, app: Any, *, api_base: str | None = None,
 
     Args:
         settings: the product settings (``DISCORD_BOT_TOKEN``, ``DISCORD_GUILD_ID``,
-            ``ALLOWED_USERS``).
+            ``ALLOWED_USERS``; ``DISCORD_SHARD_COUNT`` and ``DISCORD_SHARD_IDS`` make the
+            client an ``AutoShardedClient`` running those shards).
         app: the composition root's ``App`` (its ``engine``, and its ``store`` to keep
             received messages until handled).
         api_base: REST base URL instead of discord.py's (tests only; e.g.
@@ -176,9 +177,13 @@ async def start_discord(settings: Any, app: Any, *, api_base: str | None = None,
     token = settings.discord_bot_token
     if token is None:
         raise ConfigError("invalid setting: DISCORD_BOT_TOKEN: not set")
+    options = dict(client_options or {})
+    if getattr(settings, "discord_shard_count", None) is not None:
+        options.update(shard_count=settings.discord_shard_count,
+                       shard_ids=list(settings.discord_shard_ids) or None)
     adapter = DiscordAdapter(engine=app.engine, allows=settings.allows,
                              guild_id=settings.discord_guild_id, edit_interval=edit_interval,
-                             client_options=client_options, marks=app.store.deliveries)
+                             client_options=options, marks=app.store.deliveries)
     endpoints = _Endpoints(api_base, gateway_url)
     endpoints.apply()
     handle = DiscordHandle(adapter, token.get_secret_value(), endpoints)

@@ -127,7 +127,9 @@ class DiscordAdapter:
         intents.guild_messages = True
         intents.dm_messages = True
         intents.message_content = self.content_intent
-        return MemoryBotClient(self, intents=intents, **self.client_options)
+        sharded = self.client_options.get("shard_count") is not None
+        client_class = ShardedMemoryBotClient if sharded else MemoryBotClient
+        return client_class(self, intents=intents, **self.client_options)
 
     async def setup(self, client: MemoryBotClient) -> None:
         """Start-up work, run from ``setup_hook`` (once per login, never on a reconnect)."""
@@ -579,6 +581,14 @@ class MemoryBotClient(discord.Client):
             channel = args[0].channel
         await self.adapter.on_failure(exc or RuntimeError(event_method), where=event_method,
                                       channel=channel)
+
+
+class ShardedMemoryBotClient(MemoryBotClient, discord.AutoShardedClient):
+    """A :class:`MemoryBotClient` connecting the shards ``shard_ids`` of ``shard_count``
+    (discord.py's ``AutoShardedClient``): one gateway connection per shard in this process,
+    Discord sending each shard the events of the guilds with ``(guild_id >> 22) % shard_count``
+    equal to its id, and direct messages to shard 0 (Discord's sharding documentation). Other
+    processes run the other shards."""
 
 
 def _now() -> datetime:

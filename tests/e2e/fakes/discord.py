@@ -134,10 +134,12 @@ class FakeDiscord:
         return user
 
     def add_guild(self, name: str, channels: list[str], *,
-                  threads: list[tuple[str, str, bool]] = ()) -> Guild:
+                  threads: list[tuple[str, str, bool]] = (), guild_id: int | None = None
+                  ) -> Guild:
         """A guild with text channels and threads ``(name, parent channel, started by the
-        bot)``; it is announced by GUILD_CREATE on every IDENTIFY."""
-        guild = Guild(self.snowflake(), name)
+        bot)``; it is announced by GUILD_CREATE on every IDENTIFY of the shard it belongs to
+        (``guild_id`` chooses its id, hence its shard)."""
+        guild = Guild(guild_id or self.snowflake(), name)
         for channel in channels:
             guild.channels.append(Channel(self.snowflake(), channel))
         for thread_name, parent, by_bot in threads:
@@ -417,16 +419,28 @@ class FakeDiscord:
         self._seq += 1
         await ws.send_str(json.dumps({"op": 0, "t": name, "s": self._seq, "d": data}))
 
+    @staticmethod
+    def shard_of(guild_id: int, shard_count: int) -> int:
+        """The shard that gets a guild's events: ``(guild_id >> 22) % shard_count`` (Discord's
+        sharding formula)."""
+        return (guild_id >> 22) % shard_count
+
     async def _ready(self, ws: web.WebSocketResponse) -> None:
+        """READY and the GUILD_CREATEs of the guilds of the identifying shard (every guild for
+        a client that identified without ``shard``)."""
+        shard = self.identifies[-1].get("shard")
+        shard_id, shard_count = shard or (0, 1)
+        guilds = [g for g in self.guilds if self.shard_of(g.id, shard_count) == shard_id]
         self._seq = 0
         flags = MESSAGE_CONTENT_FLAG if self.content_flag else 0
         await self._send(ws, "READY", {
             "v": 10, "user": self.bot, "session_id": f"session-{len(self.identifies)}",
             "resume_gateway_url": self.gateway_url, "guilds": [
-                {"id": str(g.id), "unavailable": True} for g in self.guilds],
+                {"id": str(g.id), "unavailable": True} for g in guilds],
             "private_channels": [], "relationships": [],
-            "application": {"id": str(self.app_id), "flags": flags}})
-        for guild in self.guilds:
+            "application": {"id": str(self.app_id), "flags": flags},
+            **({"shard": shard} if shard else {})})
+        for guild in guilds:
             await self._send(ws, "GUILD_CREATE", self._guild_payload(guild))
 
     async def connected(self) -> web.WebSocketResponse:
