@@ -119,7 +119,7 @@ async def inspect_lines(store: Store, who: str) -> list[str]:
         out.append(f"  {chat(t['id'])}: {n} message(s); sessions "
                    f"{_span([s['id'] for s in sessions])}"
                    + (f" (open: {_span(open_)})" if open_ else "")
-                   + (f"; consolidation pending: "
+                   + ("; consolidation pending: "
                       + ", ".join(f"{w.kind} of session {w.session_id}" + (
                           f" (failed {w.attempts}x, next try {_when(w.retry_after.isoformat())})"
                           if w.retry_after else "") for w in pending)

@@ -11,7 +11,6 @@ event loop keeps running while the console waits, so scheduled work (idle timeou
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import sys
 import threading

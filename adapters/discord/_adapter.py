@@ -22,7 +22,8 @@ from typing import Any, Protocol
 import discord
 from discord import app_commands
 
-from adapters.discord._normalise import PLATFORM, Kept, command_message, incoming, is_addressed
+from adapters.discord._normalise import (PLATFORM, Kept, command_message, guild_locale, incoming,
+                                         is_addressed)
 from adapters.discord._reply import NO_MENTIONS, ReplyStream, keep_typing
 from adapters.discord._text import neutralise, pages, split_message
 from adapters.discord._views import ConfirmView, PagesView
@@ -175,8 +176,10 @@ class DiscordAdapter:
             if self.marks is not None:
                 await self.marks.prune_seen_updates(_now() - SEEN_KEEP)
             for msg in await self.engine.due_replies(PLATFORM):
-                channel = client.get_partial_messageable(
-                    int(msg.thread.thread_id or msg.thread.chat_id))
+                channel_id = int(msg.thread.thread_id or msg.thread.chat_id)
+                channel = client.get_partial_messageable(channel_id)
+                if msg.language is None:  # the store keeps no hint: the server's, as live
+                    msg = replace(msg, language=_server_locale(client, channel_id))
                 try:
                     replies = await self.engine.answer_due(msg)
                     if replies:
@@ -212,6 +215,9 @@ class DiscordAdapter:
                             key, exc)
                 await self._handled(key)
                 continue
+            if item.msg.language is None and item.guild_id is not None:  # kept without one
+                item = replace(item, msg=replace(
+                    item.msg, language=guild_locale(client.get_guild(item.guild_id))))
             message_id = int(item.msg.platform_message_id or 0)
             self._first_delivery(message_id)  # a replay of it from now on is dropped
             try:
@@ -581,6 +587,14 @@ class MemoryBotClient(discord.Client):
             channel = args[0].channel
         await self.adapter.on_failure(exc or RuntimeError(event_method), where=event_method,
                                       channel=channel)
+
+
+def _server_locale(client: discord.Client, channel_id: int) -> str | None:
+    """The language hint of a message in channel (or thread) ``channel_id``: its server's
+    preferred locale (:func:`guild_locale`); None for a direct message or a channel the
+    client does not know."""
+    channel = client.get_channel(channel_id)
+    return guild_locale(getattr(channel, "guild", None))
 
 
 class ShardedMemoryBotClient(MemoryBotClient, discord.AutoShardedClient):

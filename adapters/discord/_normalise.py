@@ -152,7 +152,9 @@ class Kept:
     author_id: int
 
     def payload(self) -> str:
-        """The JSON kept in the store (version 1), ASCII only."""
+        """The JSON kept in the store (version 1), ASCII only. ``lang`` holds the message's
+        language hint (:attr:`IncomingMessage.language`), so an answer given after a restart
+        speaks as the live answer would have."""
         m = self.msg
         # ASCII JSON: a lone surrogate of the message is kept escaped (no UTF-8 column takes
         # it as text); the engine replaces it when the message is handled
@@ -161,11 +163,13 @@ class Kept:
             "thread": [m.thread.platform, m.thread.chat_id, m.thread.thread_id],
             "kind": m.chat_kind.value, "user": m.platform_user_id, "name": m.display_name,
             "text": m.text, "sent_at": m.sent_at.isoformat(), "id": m.platform_message_id,
-            "title": m.chat_title, "admin": m.is_admin, "key": m.update_key})
+            "title": m.chat_title, "admin": m.is_admin, "key": m.update_key,
+            "lang": m.language})
 
     @classmethod
     def from_payload(cls, payload: str) -> Kept:
-        """The message of :meth:`payload`'s JSON.
+        """The message of :meth:`payload`'s JSON. ``lang`` may be absent (a message kept by
+        an earlier version): the message then has no language hint.
 
         Raises:
             ValueError: not a kept message of a known version (KeyError and TypeError are
@@ -180,7 +184,8 @@ class Kept:
                 thread=ThreadKey(platform, chat_id, thread_id), chat_kind=ChatKind(data["kind"]),
                 platform_user_id=data["user"], display_name=data["name"], text=data["text"],
                 sent_at=datetime.fromisoformat(data["sent_at"]), platform_message_id=data["id"],
-                chat_title=data["title"], is_admin=bool(data["admin"]), update_key=data["key"])
+                chat_title=data["title"], is_admin=bool(data["admin"]), update_key=data["key"],
+                language=_optional_text(data.get("lang")))
             guild = data["guild"]
             return cls(msg, int(data["channel"]), int(guild) if guild is not None else None,
                        int(data["author"]))
@@ -188,9 +193,20 @@ class Kept:
             raise ValueError(f"not a kept message: {exc}") from exc
 
 
+def _optional_text(value) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"not a text: {value!r}")
+    return value
+
+
 def _guild_locale(message: discord.Message) -> str | None:
     """A message carries no locale of its author; a server's preferred locale is the hint
     (None in direct messages)."""
-    guild = message.guild
+    return guild_locale(message.guild)
+
+
+def guild_locale(guild: discord.Guild | None) -> str | None:
+    """The preferred locale of ``guild`` as Discord tags it (``"zh-CN"``), the language hint
+    of its messages; None without a server (a direct message) or when it names none."""
     locale = getattr(guild, "preferred_locale", None) if guild is not None else None
     return getattr(locale, "value", None)

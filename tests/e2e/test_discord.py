@@ -120,9 +120,13 @@ async def running(tmp_path, *, model=None, env: dict | None = None, message_cont
                   content_flag: bool | None = None,
                   users: tuple[str, ...] = ("ana", "ben"), edit_interval: float = 3600.0,
                   threads=(("topic-a", "general", False), ("topic-b", "general", False),
-                           ("bot-thread", "general", True))):
+                           ("bot-thread", "general", True)), locale: str = "en-US",
+                  before_start=None):
+    """The fake Discord with one server ("Lab", preferred ``locale``) and the app running the
+    real client against it; ``before_start(app, fake, people)`` runs once the app is started,
+    before the client connects (what an earlier process left in the store)."""
     fake = FakeDiscord(message_content=message_content, content_flag=content_flag)
-    fake.add_guild("Lab", ["general", "random"], threads=list(threads))
+    fake.add_guild("Lab", ["general", "random"], threads=list(threads), locale=locale)
     people = {name: fake.user(name) for name in users}
     await fake.start()
     values = {"DISCORD_BOT_TOKEN": "test-token", "MEMORY_BOT_DATA_DIR": str(tmp_path / "data"),
@@ -134,6 +138,8 @@ async def running(tmp_path, *, model=None, env: dict | None = None, message_cont
     handle = None
     try:
         await app.start()
+        if before_start is not None:
+            await before_start(app, fake, people)
         handle = await start_discord(settings, app, api_base=fake.api_base,
                                      gateway_url=fake.gateway_url, edit_interval=edit_interval,
                                      client_options={"guild_ready_timeout": 0.05})

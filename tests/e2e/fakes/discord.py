@@ -82,6 +82,7 @@ class Guild:
     name: str
     channels: list[Channel] = field(default_factory=list)
     threads: list[Thread] = field(default_factory=list)
+    locale: str = "en-US"  # the server's preferred locale
 
 
 class FakeDiscord:
@@ -134,12 +135,12 @@ class FakeDiscord:
         return user
 
     def add_guild(self, name: str, channels: list[str], *,
-                  threads: list[tuple[str, str, bool]] = (), guild_id: int | None = None
-                  ) -> Guild:
+                  threads: list[tuple[str, str, bool]] = (), guild_id: int | None = None,
+                  locale: str = "en-US") -> Guild:
         """A guild with text channels and threads ``(name, parent channel, started by the
-        bot)``; it is announced by GUILD_CREATE on every IDENTIFY of the shard it belongs to
-        (``guild_id`` chooses its id, hence its shard)."""
-        guild = Guild(guild_id or self.snowflake(), name)
+        bot)`` and a preferred locale; it is announced by GUILD_CREATE on every IDENTIFY of the
+        shard it belongs to (``guild_id`` chooses its id, hence its shard)."""
+        guild = Guild(guild_id or self.snowflake(), name, locale=locale)
         for channel in channels:
             guild.channels.append(Channel(self.snowflake(), channel))
         for thread_name, parent, by_bot in threads:
@@ -175,7 +176,7 @@ class FakeDiscord:
                 "members": [self._member(self.bot)], "member_count": 3, "large": False,
                 "unavailable": False, "joined_at": _now_iso(), "emojis": [], "stickers": [],
                 "features": [], "presences": [], "voice_states": [], "stage_instances": [],
-                "guild_scheduled_events": [], "soundboard_sounds": [], "preferred_locale": "en-US",
+                "guild_scheduled_events": [], "soundboard_sounds": [], "preferred_locale": guild.locale,
                 "premium_tier": 0, "afk_timeout": 300, "verification_level": 0,
                 "default_message_notifications": 0, "explicit_content_filter": 0, "mfa_level": 0,
                 "nsfw_level": 0, "system_channel_flags": 0}
