@@ -7,11 +7,13 @@ the framing around them ("since", "this conversation so far", "Open tasks") come
 catalogue, and dates are written with the catalogue's ``date.day`` pattern by Babel
 (``2026-12-02`` in English, ``2026-12-02 星期三`` in Chinese). An item without parts (a round:
 the conversation's own words and dates, or a record written before parts existed) is shown as
-the prompt had it.
+the prompt had it, the assistant's speaker label worded from the catalogue
+(``item.round.assistant``: "助手" in Chinese); the prompt keeps the stored label.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import date, datetime
 
@@ -19,6 +21,14 @@ from babel.dates import format_date
 
 from i18n import DEFAULT_LANGUAGE, LANGUAGES, say
 from i18n.facts import fact_text
+
+#: The speaker label of the assistant's turns as the memory core stores them in a round's text
+#: (``memory.sessions``: ``"Assistant: ..."``) and the prompt shows them: a language model's
+#: word, not the reader's.
+STORED_ASSISTANT = "Assistant"
+# where a speaker label starts in a round's line: the line's start, after its "(date) " prefix,
+# or after the " / " that joins its turns (``memory.excerpt.excerpt``)
+_ASSISTANT_LABEL = re.compile(rf"(?:^|(?<=\) )|(?<= / )){STORED_ASSISTANT}(?=: )")
 
 
 def day_text(value: date | datetime | str | None, lang: str | None) -> str:
@@ -45,7 +55,8 @@ def item_text(kind: str, parts: Mapping | None, text: str, lang: str | None) -> 
         lang: the reader's language.
     """
     if not parts:
-        return text.removeprefix("- ")
+        shown = text.removeprefix("- ")
+        return round_text(shown, lang) if kind == "round" else shown
     if kind == "fact":
         shown = fact_text(parts["text"])
         if parts.get("day") is None:  # a profile line: who the user is now, undated
@@ -64,4 +75,12 @@ def item_text(kind: str, parts: Mapping | None, text: str, lang: str | None) -> 
         body = " ".join(pieces) + (" …" if parts.get("cut") else "")
         msgid = "item.episode.running" if parts.get("running") else "item.episode"
         return say(lang, msgid, day=day_text(parts["day"], lang), body=body.strip())
-    return text.removeprefix("- ")
+    return round_text(text.removeprefix("- "), lang)
+
+
+def round_text(line: str, lang: str | None) -> str:
+    """A recalled exchange's line (``"(2026-12-02) Ana: ... / Assistant: ..."``) with the
+    assistant's speaker label in ``lang`` (``item.round.assistant``); the people's names and
+    everything said stay as they are."""
+    label = say(lang, "item.round.assistant")
+    return _ASSISTANT_LABEL.sub(lambda _: label, line)

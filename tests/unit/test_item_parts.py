@@ -114,3 +114,28 @@ def test_an_item_without_parts_is_shown_as_the_prompt_has_it():
     line = "- (2026-11-30) Ana: I live in Graz"
     assert item_text("round", None, line, "zh") == line[2:]
     assert item_text("fact", None, line, "en") == line[2:]
+
+
+def _round_line(turns: list[tuple[str, str, str]], *, limit: int = 1000) -> str:
+    """A recalled exchange's prompt line, as recall renders it (``memory.excerpt``)."""
+    from memory.excerpt import TurnLine, excerpt
+    from memory.tokens import HeuristicTokenCounter
+
+    lines = [TurnLine(n, speaker, text, role) for n, (speaker, text, role) in enumerate(turns)]
+    line, _ = excerpt(lines, "酒店", prefix="- (2026-12-02) ", limit=limit,
+                      count=HeuristicTokenCounter().count)
+    return line
+
+
+def test_an_exchange_names_the_assistant_in_the_readers_language():
+    whole = _round_line([("小明", "我还需要订酒店", "user"),
+                         ("Assistant", "好的，我记下了酒店的事。", "assistant")])
+    assert item_text("round", None, whole, "en") == whole.removeprefix("- ")  # as the prompt
+    zh = item_text("round", None, whole, "zh")
+    assert zh == "(2026-12-02) 小明: 我还需要订酒店 / 助手: 好的，我记下了酒店的事。"
+    # a line cut to the assistant's turn starts with its label; a person's words stay theirs
+    cut = _round_line([("Assistant", "酒店订好了。" * 100, "assistant")], limit=40)
+    assert cut.startswith("- (2026-12-02) Assistant: ")
+    assert item_text("round", None, cut, "zh").startswith("(2026-12-02) 助手: ")
+    said = _round_line([("Ana", "tell the Assistant: no hotel", "user")])
+    assert item_text("round", None, said, "zh") == said.removeprefix("- ")
