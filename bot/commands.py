@@ -362,7 +362,7 @@ async def run_command(engine, ctx: Context, msg: IncomingMessage, text: str) -> 
     name, _, arg = text[1:].partition(" ")
     name = name.split("@", 1)[0].lower()
     extra = arg.strip()
-    lang = engine.language_of_reply(msg, text, ctx)
+    lang = await engine.language_for(msg, text, ctx)
     if name in ("memory_off", "memory_on") and extra.lower() == "chat":
         return await cmd_memory_chat(engine, ctx, msg, enabled=name == "memory_on", lang=lang)
     handler, command = COMMANDS.get(name), engine.commands.get(name)

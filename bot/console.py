@@ -73,7 +73,8 @@ def terminal_language() -> str | None:
 
 class ConsoleLanguage:
     """The language of the console's own lines (banner, "Goodbye."): the user's stored
-    ``/language``, else the terminal's; kept current by the ``before_prompt`` hook."""
+    ``/language``, else the language of their latest message, else the terminal's; kept
+    current by the ``before_prompt`` hook."""
 
     def __init__(self, fallback: str) -> None:
         self.fallback = fallback
@@ -87,7 +88,10 @@ def keep_history_in_step(engine: ConversationEngine, user: str, history,
     lines of the messages it deletes (``engine.on_forget_messages``), and while the user's
     memory is off new lines stay out of its file. Returns the ``before_prompt`` hook for
     ``run_console`` that keeps ``history.persist`` in step with the memory switch (and
-    ``language`` with the user's ``/language``)."""
+    ``language`` with the user's ``/language``, else the language of their latest message this
+    process saw)."""
+    from adapters.console import console_message
+
     memory = engine.memory
 
     async def forgot_everything(user_id: int) -> None:
@@ -103,8 +107,10 @@ def keep_history_in_step(engine: ConversationEngine, user: str, history,
     async def before_prompt() -> None:
         row = await memory.find_user("console", user)
         history.persist = row is None or row.memory_enabled
-        if language is not None:
-            language.value = getattr(row, "language", None) or language.fallback
+        if language is not None:  # as the replies: the setting, the latest message's, the hint
+            language.value = (getattr(row, "language", None)
+                              or engine.languages.last_seen(console_message(user, ""))
+                              or language.fallback)
 
     engine.on_forget_all.append(forgot_everything)
     engine.on_forget_messages.append(forgot_messages)

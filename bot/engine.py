@@ -18,8 +18,9 @@ from datetime import timedelta
 
 from bot.command_table import COMMAND_TABLE
 from bot.confirmation import PendingConfirmation
+from bot.reply_language import ThreadLanguages, choose, message_language
 from bot.usage import usage_entry
-from i18n import DEFAULT_LANGUAGE, language_of_code, message_ids, say
+from i18n import message_ids, say
 from i18n.facts import fact_text, mid_sentence
 from memory.assembly import assemble
 from memory.episodes import is_end_phrase
@@ -29,7 +30,7 @@ from memory.ports import ChatModel
 from memory.records import NO_WRITES, HandledUpdate, PromptRecord, TurnWrites
 from memory.redact import redact
 from memory.service import Context, MemoryService
-from memory.text import has_cjk, language_of, valid_text, without_direction_marks
+from memory.text import valid_text, without_direction_marks
 from memory.types import IncomingMessage, MemoryAnswerRequest, Role, ThreadKey, Turn
 
 log = logging.getLogger(__name__)
@@ -82,6 +83,8 @@ class ConversationEngine:
         #: the chat commands (``bot.command_table``): the adapters build their menus and
         #: private-answer policy from it
         self.commands = COMMAND_TABLE
+        #: each author's latest language per thread (``bot.reply_language``)
+        self.languages = ThreadLanguages(memory)
 
     async def handle(self, msg: IncomingMessage) -> list[str]:
         """Answer one message. Returns the reply texts (at least one for every input).
@@ -125,12 +128,14 @@ class ConversationEngine:
         from bot.commands import run_command
 
         if not text:
-            return [say(self.language_of_reply(msg, text, ctx), "engine.empty_message")]
+            return [say(await self.language_for(msg, text, ctx), "engine.empty_message")]
         if text.startswith("/"):
             return await run_command(self, ctx, msg, text)
         if is_end_phrase(text):
             outcome = await self.close_conversation(ctx, reason="end_phrase")
-            return [say(self.language_of_reply(msg, text, ctx), f"engine.bye.{outcome}")]
+            lang = await self.language_for(msg, text, ctx)
+            self.languages.seen(msg, text)
+            return [say(lang, f"engine.bye.{outcome}")]
         return await self._converse(ctx, msg, text)
 
     async def close_conversation(self, ctx: Context, *, reason: str) -> str:
@@ -159,7 +164,8 @@ class ConversationEngine:
 
     async def _converse(self, ctx: Context, msg: IncomingMessage, text: str) -> list[str]:
         cleaned = redact(text)
-        lang = self.language_of_reply(msg, cleaned.text, ctx)
+        lang = await self.language_for(msg, cleaned.text, ctx)
+        self.languages.seen(msg, cleaned.text)
         try:
             turn, created = await self.memory.record_user_turn(
                 ctx, cleaned.text, at=msg.sent_at, speaker=msg.display_name,
@@ -289,7 +295,7 @@ class ConversationEngine:
             turn, answer = await self.memory.due_turn(ctx, msg.platform_message_id)
             if turn is None:
                 return []
-            lang = self.language_of_reply(msg, turn.text, ctx)
+            lang = await self.language_for(msg, turn.text, ctx)
             if answer is not None:
                 return [answer]
             if self.memory.clock.now() - turn.created_at > LATE_ANSWER_LIMIT:
@@ -321,13 +327,19 @@ class ConversationEngine:
 
     def language_of_reply(self, msg: IncomingMessage, text: str,
                           ctx: Context | None = None) -> str:
-        """The language to answer ``text`` (from ``msg``, by the user of ``ctx``) in: the
-        user's setting (``/language``), else the language of the message when it shows one (a
-        command's argument only when it holds Chinese: names and keywords such as ``all`` are
-        no language), else the platform's hint (``msg.language``), else English."""
+        """The language to answer ``text`` (from ``msg``, by the user of ``ctx``) in, by the
+        rule of ``bot.reply_language`` with the author's latest language this process saw in
+        the thread (no store read: for answers that must not fail)."""
         chosen = getattr(ctx.user, "language", None) if ctx is not None else None
-        return (chosen or message_language(text) or language_of_code(msg.language)
-                or DEFAULT_LANGUAGE)
+        return choose(chosen, text, self.languages.last_seen(msg), msg.language)
+
+    async def language_for(self, msg: IncomingMessage, text: str, ctx: Context) -> str:
+        """:meth:`language_of_reply`, the thread's stored turns read when only they can tell
+        (``ThreadLanguages.latest``: a command without text after a restart)."""
+        chosen = getattr(ctx.user, "language", None)
+        if chosen or message_language(text):
+            return choose(chosen, text, None, msg.language)
+        return choose(None, text, await self.languages.latest(msg, ctx), msg.language)
 
     async def reply_language(self, msg: IncomingMessage) -> str:
         """:meth:`language_of_reply` for ``msg`` as a platform adapter sees it (for the notes
@@ -367,6 +379,7 @@ class ConversationEngine:
                 ctx = await self.memory.context(msg)
                 cleaned = redact(_incoming_text(msg))
                 if cleaned.text and not cleaned.text.startswith("/"):
+                    self.languages.seen(msg, cleaned.text)
                     await self.memory.record_user_turn(
                         ctx, cleaned.text, at=msg.sent_at, speaker=msg.display_name,
                         platform_message_id=msg.platform_message_id,
@@ -411,7 +424,7 @@ class ConversationEngine:
             ctx = await self.memory.context(msg)
             pending = self.pending.pop((ctx.thread.id, ctx.user.id), None)
             if pending is None:
-                return [say(self.language_of_reply(msg, "", ctx), "engine.question_expired")]
+                return [say(await self.language_for(msg, "", ctx), "engine.question_expired")]
             if yes:
                 return [await pending.action()]
             return [say(pending.language, "engine.cancelled", description=pending.description)]
@@ -459,17 +472,6 @@ def valid_message(msg: IncomingMessage) -> IncomingMessage:
     fixed = {name: valid_text(value) for name in ("text", "display_name", "chat_title")
              if isinstance(value := getattr(msg, name), str) and valid_text(value) != value}
     return replace(msg, **fixed) if fixed else msg
-
-
-def message_language(text: str) -> str | None:
-    """The language a message is written in (``memory.text.language_of``), or None when it
-    shows none: no letters, or a command whose argument holds no Chinese."""
-    if text.startswith("/"):
-        argument = text.partition(" ")[2]
-        return "zh" if has_cjk(argument) else None
-    if not any(c.isalpha() for c in text):
-        return None
-    return language_of(text)
 
 
 def _incoming_text(msg: IncomingMessage) -> str:

@@ -65,10 +65,15 @@ def test_first_session_is_recalled_after_four_unrelated_ones(tmp_path, lang):
     assert echoed == lines
     replies = answers(result.stdout)
     assert all(replies[line] for line in lines)  # every input gets at least one line
+    # /why has no words of its own: it speaks the language the user wrote in
     why = "\n".join(replies["/why"])
-    used, budget = map(int, re.search(r"(\d+) of (\d+) memory tokens", why).groups())
+    if lang == "en":
+        used, budget = map(int, re.search(r"(\d+) of (\d+) memory tokens", why).groups())
+    else:
+        budget, used = map(int, re.search(r"用了 (\d+) 个记忆 token 中的 (\d+) 个", why).groups())
     assert used <= budget == 1000
-    first_session_items = [line for line in why.splitlines()[1:] if "(session 1)" in line]
+    session_1 = "(session 1)" if lang == "en" else "（会话 1）"
+    first_session_items = [line for line in why.splitlines()[1:] if session_1 in line]
     assert first_session_items, why
     assert "向量数据库" in first_session_items[0] or "vector database" in first_session_items[0]
     assert result.stderr == ""

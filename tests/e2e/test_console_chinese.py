@@ -128,3 +128,23 @@ def _answers_in_order(stdout: str) -> list[tuple[str, list[str]]]:
         elif out:
             out[-1][1].append(line)
     return out
+
+
+NO_HINT_LINES = ["我最近在学做意大利面", "记住我喜欢吃辣", "/help", "/memories", "/why", "/new",
+                 "/memories all", "👍", "/stats", "/timezone", "/nosuchcommand"]
+
+
+def test_without_a_chinese_terminal_the_users_chinese_messages_set_the_language(tmp_path):
+    # a terminal that names no language: before the first message only the banner is English
+    result = run_console(tmp_path, NO_HINT_LINES, user="小明",
+                         env={"EMBEDDER": "hashing", "LANG": "C.UTF-8", "LC_ALL": "",
+                              "LC_MESSAGES": ""})
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert english(lines[0])  # the banner: nothing to go by yet
+    product = [line for line in lines[1:] if not line.startswith("> ")]
+    assert not [line for line in product if english(line)], result.stdout
+    got = answers(result.stdout)
+    assert all(got[line] for line in NO_HINT_LINES), got
+    assert "命令：" in "\n".join(got["/help"])
+    assert lines[-1] == "再见。"  # the end of input is /quit, in the user's language

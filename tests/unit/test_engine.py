@@ -169,8 +169,8 @@ async def test_with_memory_off_no_reply_claims_anything_was_kept(harness):
     assert (await harness.say("bye")) == [
         "Bye for now! Memory is off, so nothing of this conversation was kept."]
     await harness.say("记住我的船叫海胆。")
-    assert (await harness.say("/new")) == [
-        "Started a new conversation. Memory is off, so nothing of the last one was kept."]
+    # /new has no words: it speaks the language of the user's latest message
+    assert (await harness.say("/new")) == ["已开始新的对话。记忆已关闭，上一次对话没有保存。"]
     user = await harness.store.identities.find_user("console", "alice")
     assert await harness.memory.episodes_for(user.id) == []
     await harness.say("/memory_on")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from i18n import say
+from memory.types import ChatKind
 from memory.stores.sqlite import SQLiteStore
 from tests.conftest import make_harness
 
@@ -53,3 +54,51 @@ async def test_language_is_stored_per_user_and_wins_over_message_and_hint(tmp_pa
         assert (await store.identities.find_user("console", "bob")).language is None
     finally:
         await store.close()
+
+
+async def _in(h, text: str, *, hint: str | None = None, **kw) -> list[str]:
+    return await h.engine.handle(replace(h.message(text, **kw), language=hint))
+
+
+async def test_a_command_without_text_speaks_the_authors_latest_language_in_the_thread(
+        tmp_path, clock):
+    h = await make_harness(tmp_path, clock)
+    try:
+        await _in(h, "我最近在学做意大利面")
+        assert await _in(h, "/new") == [say("zh", "new.saved")]
+        # the session is closed: the language is still the one the author last wrote in
+        assert await _in(h, "/new") == [say("zh", "new.nothing")]
+        assert await _in(h, "👍👍") != []  # no language of its own either
+        assert (await _in(h, "/memories all"))[-1].endswith(
+            say("zh", "memories.episode_count", count=1))
+        # the platform's hint comes after the author's own latest language
+        assert await _in(h, "/new", hint="en-US") == [say("zh", "new.saved")]
+        # a later message in English changes it; someone else's Chinese in a group does not
+        await _in(h, "I live in Vienna", chat="lab", kind=ChatKind.GROUP)
+        await _in(h, "我住在格拉茨", chat="lab", kind=ChatKind.GROUP, user="bob")
+        assert await _in(h, "/new", chat="lab", kind=ChatKind.GROUP) == [
+            say("en", "new.saved")]
+        assert await _in(h, "/new", chat="lab", kind=ChatKind.GROUP, user="bob") == [
+            say("zh", "new.nothing")]
+        # and another thread of the same author has its own latest message
+        assert await _in(h, "/new") == [say("zh", "new.nothing")]
+    finally:
+        await h.memory.store.close()
+
+
+async def test_the_latest_language_is_read_from_the_open_session_after_a_restart(
+        tmp_path, clock):
+    h = await make_harness(tmp_path, clock)
+    try:
+        await _in(h, "记住我对花生过敏", hint="en-US")
+        await _in(h, "I'm going to Graz tomorrow", user="bob", hint="zh-CN")
+    finally:
+        await h.memory.store.close()
+    h = await make_harness(tmp_path, clock)  # a new process: it has seen no message yet
+    try:
+        assert await _in(h, "/new", hint="en-US") == [say("zh", "new.saved")]
+        assert await _in(h, "/new", user="bob", hint="zh-CN") == [say("en", "new.saved")]
+        # nothing to go by: the platform's hint
+        assert await _in(h, "/new", user="carol", hint="zh-CN") == [say("zh", "new.nothing")]
+    finally:
+        await h.memory.store.close()
