@@ -14,9 +14,9 @@ Which facts (pure functions of the stored facts, no model, no query):
   whose wording has the user as its subject ("The user ..." / "用户..."); a fact about someone
   else ("The user's colleague Anika has a PhD", "孙志宏是用户的同事") is left to query recall;
 * ranked in tiers (:func:`profile_tier`): constraints (kind ``prohibition``, and diets), then
-  identity (kind ``profile``), then standing preferences (kind ``preference`` that are not
-  likes or dislikes of one thing), then what the user asked to keep (explicit requests and
-  corrections), then likes and dislikes the user repeated; tasks and one-off notes never;
+  identity (name, home, work, languages, ...), then how the user wants to be answered, then
+  what the user asked to keep (explicit requests and corrections), then likes and dislikes
+  the user asked to keep; tasks, other attributes and notes from mere statements never;
 * within a tier, explicit requests and corrections before repeated statements, then oldest
   first; facts are added in that order while they fit :data:`PROFILE_TOKENS` (an upper bound,
   not a reservation: a user with two facts gets a two-line block).
@@ -47,6 +47,14 @@ CONSTRAINT_KINDS = frozenset({"prohibition", "constraint"})
 CONSTRAINT_TOPICS = frozenset({"diet"})
 #: Topic keys (before ``:``) of likes and dislikes of one thing ("opinion:sushi").
 TASTE_TOPICS = frozenset({"opinion"})
+#: Topic keys of who the user is (``memory.topics``): name, home, origin, work, studies,
+#: languages, time zone, age, birthday, relationship. Other attributes (phone, car, editor,
+#: dentist, ...) matter for some questions only: query recall brings them there.
+IDENTITY_TOPICS = frozenset({"name", "residence", "hometown", "employer", "job", "school",
+                             "primary_language", "timezone", "age", "birthday",
+                             "relationship"})
+#: Topic keys of how the user wants to be answered.
+STYLE_TOPICS = frozenset({"answer_length", "reply_language", "units"})
 
 #: The order of write modes within a tier (what the user asked for first).
 _MODE_RANK = {"explicit": 0, "correction": 0, "repetition": 1, "statement": 2}
@@ -110,26 +118,26 @@ def about_the_user(fact: Fact) -> bool:
 def profile_tier(fact: Fact) -> int | None:
     """The profile tier of an active fact (lower = more important), None when it stays out.
 
-    0 constraints (kind ``prohibition`` / ``constraint``, or a diet); 1 identity (kind
-    ``profile``); 2 standing preferences (kind ``preference``, not a like or dislike of one
-    thing); 3 other facts the user asked to keep (explicit requests, corrections); 4 likes and
-    dislikes of one thing the user asked to keep. Tasks, facts about other people, notes
-    written from statements and likes or dislikes only repeated stay out: they matter for
-    some questions, and query recall brings them to those (measured on MemDaily, one user's
-    long history: with repeated likes in the block, 61 of its 63 candidates, evidence recall
-    at 1,000 tokens fell from 0.543 to 0.529; docs/evaluation.md)."""
+    0 constraints (kind ``prohibition`` / ``constraint``, or a diet); 1 identity
+    (:data:`IDENTITY_TOPICS`); 2 how the user wants to be answered (:data:`STYLE_TOPICS`);
+    3 other facts the user asked to keep (explicit requests, corrections); 4 likes and
+    dislikes of one thing the user asked to keep. Tasks, facts about other people, other
+    attributes and likes or dislikes only stated or repeated stay out: they matter for some
+    questions, and query recall brings them to those (measured on MemDaily, one user's long
+    history: with repeated likes in the block, 61 of its 63 candidates, evidence recall at
+    1,000 tokens fell from 0.543 to 0.529; docs/evaluation.md)."""
     if fact.status is not FactStatus.ACTIVE or fact.kind == "task" or not about_the_user(fact):
         return None
     root = _topic_root(fact.topic)
     explicit = fact.mode in ("explicit", "correction")
     if fact.kind in CONSTRAINT_KINDS or root in CONSTRAINT_TOPICS:
         return 0
+    if root in IDENTITY_TOPICS:
+        return 1
+    if root in STYLE_TOPICS:
+        return 2
     if root in TASTE_TOPICS:
         return 4 if explicit else None
-    if fact.kind == "profile":
-        return 1
-    if fact.kind == "preference":
-        return 2
     return 3 if explicit else None
 
 

@@ -71,6 +71,13 @@ def test_facts_about_other_people_tasks_and_single_statements_stay_out():
     assert profile_tier(fact(10, "用户喜欢跑步", kind="preference", topic="opinion:跑步",
                              mode="explicit")) == 4
     assert profile_tier(fact(9, "The user is vegetarian", status=FactStatus.SUPERSEDED)) is None
+    # an attribute that is not who the user is: only when asked to keep it
+    assert profile_tier(fact(11, "用户的手机是小米", kind="profile", topic="phone",
+                             mode="statement")) is None
+    assert profile_tier(fact(12, "The user's phone is a Pixel 8", kind="profile", topic="phone",
+                             mode="explicit")) == 3
+    assert profile_tier(fact(13, "用户住在世纪花园这个小区", kind="profile", topic="residence",
+                             mode="statement")) == 1
 
 
 def test_the_user_as_subject_in_both_languages():
