@@ -29,11 +29,13 @@ from memory.ports import (
     Store,
     StructuredModel,
     SystemClock,
+    ThreadLocks,
 )
 from memory.service import MemoryConfig, MemoryService
 from memory.stores.lancedb import LanceIndex
 from memory.stores.sqlite import SQLiteStore
 from memory.tokens import HeuristicTokenCounter
+from memory.work_runner import LocalThreadLocks
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +51,7 @@ class App:
     engine: ConversationEngine
     scheduler: MemoryScheduler | None = None
     lock: DataDirLock | None = None
+    thread_locks: ThreadLockSets | None = None
     closed: bool = False
 
     @property
@@ -83,9 +86,51 @@ class App:
                     await close_model()
                 await self.index.close()
                 await self.store.close()
+                if self.thread_locks is not None:
+                    await self.thread_locks.close()
         finally:
             if self.lock is not None:
                 self.lock.release()
+
+
+@dataclass
+class ThreadLockSets:
+    """The per-thread locks of one process: ``turns`` (the engine's, one turn of a thread at a
+    time) and ``work`` (consolidation jobs of a thread), and what closes them."""
+
+    turns: ThreadLocks
+    work: ThreadLocks
+
+    async def close(self) -> None:
+        """Release the locks' connections (nothing to do for in-process locks)."""
+        for locks in (self.turns, self.work):
+            close = getattr(locks, "close", None)
+            if close is not None:
+                await close()
+
+
+async def open_thread_locks(settings: Settings, store: Store) -> ThreadLockSets:
+    """The thread locks for ``store``: this process's (``asyncio`` locks) for SQLite, or
+    with ``DATABASE_URL`` PostgreSQL's advisory locks in the store's schema
+    (:class:`memory.stores.postgres.locks.PgThreadLocks`), which every process on that
+    database shares, so turns and jobs of one thread run one at a time across processes.
+
+    Raises:
+        StoreError: the database cannot be reached.
+    """
+    if settings.database_url is None:
+        return ThreadLockSets(LocalThreadLocks(), LocalThreadLocks())
+    from memory.stores.postgres.locks import PgThreadLocks
+
+    url = settings.database_url.get_secret_value()
+    schema = getattr(store, "schema")
+    turns = await PgThreadLocks.open(url, name="turns", schema=schema)
+    try:
+        work = await PgThreadLocks.open(url, name="work", schema=schema, pool_size=4)
+    except BaseException:
+        await turns.close()
+        raise
+    return ThreadLockSets(turns, work)
 
 
 async def open_store(path: str | Path) -> Store:
@@ -211,20 +256,28 @@ async def build_app(
         await store.close()
         lock.release()
         raise
+    try:
+        locks = await open_thread_locks(settings, store)
+    except BaseException:
+        await index.close()
+        await store.close()
+        lock.release()
+        raise
     memory = MemoryService(store=store, index=index, embedder=embedder,
                            counter=HeuristicTokenCounter(), clock=clock or SystemClock(),
                            config=memory_config(settings),
                            consolidation_model=consolidation_model(model),
                            on_model_usage=lambda user_id, reply, at: record_usage(
-                               store.records, user_id, reply, at))
+                               store.records, user_id, reply, at), locks=locks.work)
     scheduler = MemoryScheduler(memory=memory, idle_timeout_seconds=settings.idle_timeout_seconds,
                                 expire_days=settings.memory_expire_days,
                                 retention_days=settings.raw_turn_retention_days)
     engine = ConversationEngine(memory=memory, model=model or build_model(settings),
                                 max_tokens=settings.max_tokens, on_turn=scheduler.on_turn,
-                                reply_timeout_s=settings.reply_timeout_seconds)
+                                reply_timeout_s=settings.reply_timeout_seconds,
+                                locks=locks.turns)
     app = App(settings=settings, store=store, index=index, memory=memory, engine=engine,
-              scheduler=scheduler, lock=lock)
+              scheduler=scheduler, lock=lock, thread_locks=locks)
     try:
         purged = await memory.finish_purges()  # a deletion a crash interrupted, first
         added, removed = await memory.reconcile()
@@ -234,6 +287,7 @@ async def build_app(
         try:
             await index.close()
             await store.close()
+            await locks.close()
         finally:
             lock.release()
         raise

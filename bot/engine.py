@@ -9,10 +9,11 @@ thread), recall, assemble the prompt, ask the model, store the reply and what th
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import re
-from collections import defaultdict
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from datetime import timedelta
 
@@ -26,12 +27,13 @@ from memory.assembly import assemble
 from memory.episodes import is_end_phrase
 from memory.errors import ModelError, ModelMisconfigured, StoreError
 from memory.facts import explicit_request
-from memory.ports import ChatModel
+from memory.ports import ChatModel, ThreadLocks
 from memory.records import NO_WRITES, HandledUpdate, PromptRecord, TurnWrites
 from memory.redact import redact
 from memory.service import Context, MemoryService
 from memory.text import valid_text, without_direction_marks
 from memory.types import IncomingMessage, MemoryAnswerRequest, Role, ThreadKey, Turn
+from memory.work_runner import LocalThreadLocks
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,15 @@ _FORGET_REQUEST = re.compile(
 LATE_ANSWER_LIMIT = timedelta(hours=1)
 
 
+def turn_lock_id(key: ThreadKey) -> int:
+    """The signed 64-bit id of a thread's turn lock: the first 8 bytes of the BLAKE2b digest
+    of its platform, chat and topic (stable across processes and restarts, unlike ``hash``;
+    two keys share an id with probability about 2**-64)."""
+    text = "\x1f".join((key.platform, key.chat_id, key.thread_id or ""))
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big",
+                          signed=True)
+
+
 class ConversationEngine:
     """Handles messages for every adapter (console, Telegram, Discord) the same way.
 
@@ -56,6 +67,8 @@ class ConversationEngine:
         max_tokens: output token cap per reply (``MAX_TOKENS``).
         on_turn: awaited after every handled message, still under the thread's lock (the app
             reschedules the thread's idle job with it); must not raise.
+        locks: the per-thread turn locks, by :func:`turn_lock_id` of the thread's key (default:
+            this process's; several processes on one database share the database's).
 
     Attributes:
         on_forget_all: awaited with the user id when ``/forget all`` of a user is confirmed,
@@ -69,13 +82,13 @@ class ConversationEngine:
 
     def __init__(self, *, memory: MemoryService, model: ChatModel, max_tokens: int = 1024,
                  on_turn: Callable[[Context], Awaitable[None]] | None = None,
-                 reply_timeout_s: float = 60.0) -> None:
+                 reply_timeout_s: float = 60.0, locks: ThreadLocks | None = None) -> None:
         self.memory = memory
         self.model = model
         self.max_tokens = max_tokens
         self.on_turn = on_turn
         self.reply_timeout_s = reply_timeout_s
-        self._locks: dict[ThreadKey, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self.locks: ThreadLocks = locks or LocalThreadLocks()
         self.pending: dict[tuple[int, int], PendingConfirmation] = {}
         self.on_forget_all: list[Callable[[int], Awaitable[None]]] = []
         self.on_forget_messages: list[Callable[[int, list[str]], Awaitable[None]]] = []
@@ -86,6 +99,9 @@ class ConversationEngine:
         #: each author's latest language per thread (``bot.reply_language``)
         self.languages = ThreadLanguages(memory)
 
+    def _turn_lock(self, key: ThreadKey) -> AbstractAsyncContextManager[None]:
+        return self.locks.hold(turn_lock_id(key))
+
     async def handle(self, msg: IncomingMessage) -> list[str]:
         """Answer one message. Returns the reply texts (at least one for every input).
 
@@ -94,7 +110,7 @@ class ConversationEngine:
         be saved and why, in words; logged once at ERROR).
         """
         msg = valid_message(msg)
-        async with self._locks[msg.thread]:
+        async with self._turn_lock(msg.thread):
             ctx = None
             text = _incoming_text(msg)
             try:
@@ -150,7 +166,7 @@ class ConversationEngine:
         """Store a recorded message without replying (replays of recorded conversations):
         redaction, the user turn and explicit facts, exactly as in a live chat."""
         msg = valid_message(msg)
-        async with self._locks[msg.thread]:
+        async with self._turn_lock(msg.thread):
             ctx = await self.memory.context(msg)
             cleaned = redact(_incoming_text(msg))
             if not cleaned.text:
@@ -290,7 +306,7 @@ class ConversationEngine:
         not delivered, a new answer when the message is recent (its explicit facts written
         first if the crash came before), else ``engine.answer_lost``. The adapter sends the
         result and calls :meth:`replied`."""
-        async with self._locks[msg.thread]:
+        async with self._turn_lock(msg.thread):
             ctx = await self.memory.context(msg)
             turn, answer = await self.memory.due_turn(ctx, msg.platform_message_id)
             if turn is None:
@@ -373,7 +389,7 @@ class ConversationEngine:
         feeds the thread's working memory (redacted, deduplicated by platform message id) but
         never produces facts about anyone."""
         msg = valid_message(msg)
-        async with self._locks[msg.thread]:
+        async with self._turn_lock(msg.thread):
             ctx = None
             try:
                 ctx = await self.memory.context(msg)
@@ -399,7 +415,7 @@ class ConversationEngine:
         if msg.platform_message_id is None:
             return []
         msg = valid_message(msg)
-        async with self._locks[msg.thread]:
+        async with self._turn_lock(msg.thread):
             ctx = await self.memory.context(msg)
             cleaned = redact(_incoming_text(msg))
             if not cleaned.text or cleaned.text.startswith("/"):
@@ -420,7 +436,7 @@ class ConversationEngine:
         """Answer the author's pending confirmation in this thread (a confirm button): run the
         action for ``yes``, cancel it otherwise."""
         msg = valid_message(msg)
-        async with self._locks[msg.thread]:
+        async with self._turn_lock(msg.thread):
             ctx = await self.memory.context(msg)
             pending = self.pending.pop((ctx.thread.id, ctx.user.id), None)
             if pending is None:
@@ -435,7 +451,7 @@ class ConversationEngine:
         from bot.commands import run_command
 
         msg = valid_message(msg)
-        async with self._locks[msg.thread]:
+        async with self._turn_lock(msg.thread):
             ctx = await self.memory.context(msg)
             return await run_command(self, ctx, msg, _incoming_text(msg))
 

@@ -228,8 +228,9 @@ class SearchIndex(Protocol):
 
 class ThreadLocks(Protocol):
     """Mutual exclusion per thread for work that must never run twice at once (a thread's
-    consolidation jobs). One process: ``memory.work_runner.LocalThreadLocks``; a backend shared
-    by several processes supplies its own (a database's advisory locks, say)."""
+    turns, its consolidation jobs). One process: ``memory.work_runner.LocalThreadLocks``; a
+    backend shared by several processes supplies its own
+    (``memory.stores.postgres.locks.PgThreadLocks``: the database's advisory locks)."""
 
     def hold(self, thread_id: int) -> AbstractAsyncContextManager[None]:
         """Hold the thread's lock for the ``async with`` block, waiting for whoever holds it."""

@@ -16,6 +16,7 @@ from bot.app import build_app
 from bot.settings import Settings
 from memory.errors import StoreError
 from memory.stores.postgres import PgSearchIndex, PostgresStore
+from memory.stores.postgres.locks import PgThreadLocks
 from memory.types import ChatKind, IncomingMessage, ThreadKey
 
 pytestmark = pytest.mark.postgres
@@ -47,6 +48,10 @@ async def test_the_bot_recalls_through_the_postgresql_index(tmp_path, pg_schema)
         assert isinstance(app.index, PgSearchIndex) and app.index.schema == pg_schema[1]
         assert isinstance(app.store, PostgresStore) and app.store.schema == pg_schema[1]
         assert not (tmp_path / "data" / "memory.db").exists()
+        # turns and consolidation jobs lock their thread in the database, not in this process
+        assert isinstance(app.engine.locks, PgThreadLocks)
+        assert isinstance(app.memory.runner.locks, PgThreadLocks)
+        assert {app.engine.locks.name, app.memory.runner.locks.name} == {"turns", "work"}
         await app.engine.handle(_msg("Remember that I live in Graz", 1))
         assert any(k.startswith("fact:") for k in await app.index.keys())
         with pytest.raises(StoreError, match="another memory-bot process"):
