@@ -219,6 +219,11 @@ def consolidation_model(model) -> StructuredModel | None:
     return target if isinstance(target, StructuredModel) else None
 
 
+def _release(lock: DataDirLock | None) -> None:
+    if lock is not None:
+        lock.release()
+
+
 async def build_app(
     settings: Settings,
     *,
@@ -239,29 +244,32 @@ async def build_app(
     Raises:
         StoreError: a store cannot be opened.
         ConfigError: a setting is invalid.
-        DataDirInUse: another memory-bot process holds the data folder (a ``ConfigError``).
+        DataDirInUse: another memory-bot process holds the data folder (a ``ConfigError``;
+            never with ``DATABASE_URL``, where several processes share the database).
     """
     folder = ensure_data_dir(Path(data_dir or settings.data_dir))
-    lock = lock_data_dir(folder)  # before anything is opened for writing; released by aclose
+    # before anything is opened for writing; released by aclose. With DATABASE_URL the data
+    # lives in the database, which any number of processes share: no folder lock
+    lock = lock_data_dir(folder) if settings.database_url is None else None
     try:
         model = model or build_model(settings)  # a ConfigError here leaves nothing open
         embedder = embedder or make_embedder(settings.embedder)
         store = await open_settings_store(settings, folder, scratch=data_dir is not None)
     except BaseException:
-        lock.release()
+        _release(lock)
         raise
     try:
         index = await open_index(settings, folder, embedder, scratch=data_dir is not None)
     except BaseException:
         await store.close()
-        lock.release()
+        _release(lock)
         raise
     try:
         locks = await open_thread_locks(settings, store)
     except BaseException:
         await index.close()
         await store.close()
-        lock.release()
+        _release(lock)
         raise
     memory = MemoryService(store=store, index=index, embedder=embedder,
                            counter=HeuristicTokenCounter(), clock=clock or SystemClock(),
@@ -289,7 +297,7 @@ async def build_app(
             await store.close()
             await locks.close()
         finally:
-            lock.release()
+            _release(lock)
         raise
     log.info("app started data_dir=%s embedder=%s purges_finished=%d reconciled=+%d/-%d "
              "pending_done=%d", folder, embedder.name, purged, added, removed, done)
@@ -299,9 +307,9 @@ async def build_app(
 async def open_index(settings: Settings, folder: Path, embedder: Embedder, *,
                      scratch: bool = False) -> SearchIndex:
     """The search index of ``embedder``: LanceDB under ``folder``, or with ``DATABASE_URL`` the
-    PostgreSQL index in that database, held exclusively by this process (its rows are
-    reconciled with this data folder's SQLite at start-up; a second bot on the same database
-    is refused). ``scratch`` (a work folder handed to :func:`build_app`, as evaluation runs
+    PostgreSQL index in that database, beside the PostgreSQL store whose rows it derives from
+    and which every bot process on the database shares (each one's start-up reconcile works
+    from the same store, so they agree). ``scratch`` (a work folder handed to :func:`build_app`, as evaluation runs
     do) puts the PostgreSQL tables in a new schema that closing the index drops, so such a
     run never touches the live tables.
 
@@ -315,7 +323,7 @@ async def open_index(settings: Settings, folder: Path, embedder: Embedder, *,
 
     url = settings.database_url.get_secret_value()
     index = await PgSearchIndex.open(url, embedder_name=embedder.name, dim=embedder.dim,
-                                     scratch=scratch, exclusive=not scratch)
+                                     scratch=scratch)
     log.info("search index on postgresql url=%s schema=%s", redacted(url), index.schema)
     return index
 

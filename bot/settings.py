@@ -73,8 +73,10 @@ class Settings(BaseSettings):
         env="MEMORY_BOT_DATA_DIR", default_text="./data")
     database_url: SecretStr | None = _setting(
         None, "secret, a `postgresql://` URL",
-        "In progress: selects the PostgreSQL search index (pgvector) instead of LanceDB; the "
-        "database stays SQLite under the data folder. Unset = LanceDB.")
+        "Keeps everything in PostgreSQL (the store, the pgvector search index, the per-chat "
+        "locks) instead of SQLite and LanceDB under the data folder, so several bot processes "
+        "can share one database; the data folder is then not locked (it may be shared or "
+        "absent). Unset = SQLite + LanceDB.")
     idle_timeout_seconds: float = _setting(
         1800.0, "seconds (float, at least 1)",
         "A session closes after this long without a turn in its thread.", ge=1)

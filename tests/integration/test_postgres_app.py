@@ -1,10 +1,11 @@
-"""The bot with ``DATABASE_URL``: its store and its search index live in PostgreSQL, one bot
-per database, and a run in a work folder (evaluation) gets a scratch schema
-that is dropped afterwards. Real SQLite, the real PostgreSQL the tests start, the offline
+"""The bot with ``DATABASE_URL``: its store, its search index and its thread locks live in
+PostgreSQL, several bots share one database (and a data folder), and a run in a work folder
+(evaluation) gets a scratch schema that is dropped afterwards. Real SQLite, the real PostgreSQL the tests start, the offline
 model."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timezone
 from urllib.parse import quote
 
@@ -54,15 +55,12 @@ async def test_the_bot_recalls_through_the_postgresql_index(tmp_path, pg_schema)
         assert {app.engine.locks.name, app.memory.runner.locks.name} == {"turns", "work"}
         await app.engine.handle(_msg("Remember that I live in Graz", 1))
         assert any(k.startswith("fact:") for k in await app.index.keys())
-        with pytest.raises(StoreError, match="another memory-bot process"):
-            await build_app(settings.model_copy(update={"data_dir": tmp_path / "other"}),
-                            embedder=HashingEmbedder())
         reply = " ".join(await app.engine.handle(_msg("Do I live in Graz or in Wien?", 2)))
         assert "lives in Graz" in reply
     finally:
         await app.aclose()
-    # closed: the next bot on this database opens it, and its start-up reconcile rebuilds
-    # the rows from its own SQLite
+    # closed: the next bot on this database opens it, and its start-up reconcile keeps the
+    # rows of the store
     again = await build_app(settings, embedder=HashingEmbedder())
     try:
         assert any(k.startswith("fact:") for k in await again.index.keys())
@@ -90,3 +88,28 @@ async def test_a_work_folder_run_uses_a_scratch_schema_dropped_afterwards(tmp_pa
                                     pg_schema[1])
     finally:
         await conn.close()
+
+
+async def test_two_bots_on_one_database_share_memory_and_take_turns(tmp_path, pg_schema):
+    """Two bot processes on one database, sharing (or not having) a data folder: neither is
+    refused, a fact one stores the other recalls, and messages of one chat sent to both at
+    once are handled one at a time (each reply stored right after its message)."""
+    settings = Settings(data_dir=tmp_path / "shared", embedder="hashing",
+                        database_url=_url(pg_schema))
+    first = await build_app(settings, embedder=HashingEmbedder())
+    second = await build_app(settings, embedder=HashingEmbedder())
+    try:
+        await first.engine.handle(_msg("Remember that I live in Graz", 1))
+        reply = " ".join(await second.engine.handle(_msg("Do I live in Graz or in Wien?", 2)))
+        assert "lives in Graz" in reply
+        await asyncio.gather(*(
+            (first if n % 2 else second).engine.handle(_msg(f"What do you know about item {n}?", n))
+            for n in range(3, 15)))
+        thread = await first.store.identities.thread_for_key(
+            ThreadKey("console", "ana"), ChatKind.PRIVATE, None, datetime.now(timezone.utc))
+        session = await first.store.conversations.open_session(thread.id)
+        roles = [t.role.value for t in await first.store.conversations.session_turns(session.id)]
+        assert len(roles) == 2 * 14 and roles == ["user", "assistant"] * 14
+    finally:
+        await first.aclose()
+        await second.aclose()
