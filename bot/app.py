@@ -17,7 +17,7 @@ from adapters.embedders import make_embedder
 from adapters.models import OfflineChatModel
 from bot.datadir import DataDirLock, ensure_data_dir, lock_data_dir
 from bot.engine import ConversationEngine
-from bot.scheduler import MemoryScheduler
+from bot.scheduler import SWEEP_JOB_INTERVAL_SECONDS, MemoryScheduler
 from bot.settings import Settings
 from bot.usage import record_usage
 from memory.errors import ConfigError, StoreError
@@ -279,7 +279,9 @@ async def build_app(
                                store.records, user_id, reply, at), locks=locks.work)
     scheduler = MemoryScheduler(memory=memory, idle_timeout_seconds=settings.idle_timeout_seconds,
                                 expire_days=settings.memory_expire_days,
-                                retention_days=settings.raw_turn_retention_days)
+                                retention_days=settings.raw_turn_retention_days,
+                                sweep_seconds=None if settings.database_url is None
+                                else SWEEP_JOB_INTERVAL_SECONDS)
     engine = ConversationEngine(memory=memory, model=model or build_model(settings),
                                 max_tokens=settings.max_tokens, on_turn=scheduler.on_turn,
                                 reply_timeout_s=settings.reply_timeout_seconds,

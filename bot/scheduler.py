@@ -10,7 +10,14 @@ runs the pending work and closes every session that went idle while the process 
   at the session's ``last_turn_at + IDLE_TIMEOUT_SECONDS``).
 - One maintenance job (``maintenance``), every 24 hours, the first 10 minutes after start-up.
 - One retry job (``retry``), every minute: consolidation jobs that failed and whose back-off
-  (``memory.work_runner.retry_delay``: 30 s doubling to 1 hour) is over run again.
+  (``memory.work_runner.retry_delay``: 30 s doubling to 1 hour) is over run again, and jobs
+  left pending by a process that died (any process on a shared database runs them: the
+  thread's lock lets one at a time in, and a job is marked done in the transaction that writes
+  it, so it runs once).
+- With a store several processes share (``DATABASE_URL``), one sweep job (``sweep``) every
+  ``sweep_seconds``: every session past its idle deadline is closed, whichever process's idle
+  job watched it (the store's open sessions are the record of every deadline, the idle jobs
+  only this process's wake-ups), so a deadline set by a process that died is kept by another.
 - Job defaults ``misfire_grace_time=None`` and ``coalesce=True`` through ``job_defaults``, so a
   late job still runs, once (APScheduler's default grace of 1 s silently skipped late jobs:
   agronholm/apscheduler#292, #182; a top-level kwarg has no effect: #146).
@@ -47,6 +54,10 @@ MAINTENANCE_INTERVAL_SECONDS = 24 * 3600
 MAINTENANCE_FIRST_DELAY_SECONDS = 600
 RETRY_JOB_ID = "retry"
 RETRY_JOB_INTERVAL_SECONDS = 60
+SWEEP_JOB_ID = "sweep"
+SWEEP_JOB_INTERVAL_SECONDS = 60
+"""How often (seconds) a process on a shared store closes overdue sessions: a deadline whose
+watcher died is kept at most this late (the retry job's cadence, which takes over its work)."""
 """How often (seconds) failed consolidation jobs whose back-off is over are run again."""
 CATCH_UP_SECONDS = 1.0
 """Delay (seconds) before an idle job APScheduler reports as missed or skipped runs again."""
@@ -99,6 +110,21 @@ async def maintenance_job(sched: "MemoryScheduler") -> None:
             log.exception("maintenance failed; it runs again at the next interval")
 
 
+async def sweep_job(sched: "MemoryScheduler") -> None:
+    """Job: close the sessions past their idle deadline that no idle job of this process
+    watched (``MemoryService.close_overdue_sessions``)."""
+    async with sched.tracked():
+        try:
+            closed = await sched.memory.close_overdue_sessions(
+                timeout_seconds=sched.idle_timeout_seconds)
+        except Exception:
+            log.exception("closing overdue sessions failed; it runs again in %.0fs",
+                          sched.sweep_seconds)
+            return
+        if closed:
+            log.info("overdue idle sessions closed count=%d", closed)
+
+
 async def retry_job(sched: "MemoryScheduler") -> None:
     """Job: run the consolidation jobs that are due again after a failure (one SQL query when
     there are none)."""
@@ -119,14 +145,18 @@ class MemoryScheduler:
         expire_days: ``MEMORY_EXPIRE_DAYS`` (0 = never).
         retention_days: ``RAW_TURN_RETENTION_DAYS`` (0 = keep).
         executor: the job executor (default ``AsyncIOExecutor``; anything else fails at start).
+        sweep_seconds: seconds between sweeps of overdue sessions (a store shared by several
+            processes); None: no sweep (one process watches every session itself).
     """
 
     def __init__(self, *, memory: MemoryService, idle_timeout_seconds: float,
-                 expire_days: int = 30, retention_days: int = 0, executor=None) -> None:
+                 expire_days: int = 30, retention_days: int = 0, executor=None,
+                 sweep_seconds: float | None = None) -> None:
         self.memory = memory
         self.idle_timeout_seconds = idle_timeout_seconds
         self.expire_days = expire_days
         self.retention_days = retention_days
+        self.sweep_seconds = sweep_seconds
         self._executor = executor if executor is not None else AsyncIOExecutor()
         self.scheduler = AsyncIOScheduler(executors={"default": self._executor},
                                           job_defaults=dict(JOB_DEFAULTS), timezone=timezone.utc)
@@ -175,7 +205,7 @@ class MemoryScheduler:
             raise ConfigError(
                 f"the scheduler's executor is {type(self._executor).__name__}, not an "
                 "AsyncIOExecutor on the app's event loop: async jobs would never run")
-        for job in (idle_job, maintenance_job, retry_job):
+        for job in (idle_job, maintenance_job, retry_job, sweep_job):
             if not inspect.iscoroutinefunction(job):
                 raise ConfigError(f"scheduler job {job.__name__} is not a coroutine function")
         self.scheduler.add_listener(self._on_skipped, EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES)
@@ -190,6 +220,10 @@ class MemoryScheduler:
         self.scheduler.add_job(retry_job, "interval", args=(self,),
                                seconds=RETRY_JOB_INTERVAL_SECONDS, id=RETRY_JOB_ID,
                                replace_existing=True)
+        if self.sweep_seconds is not None:
+            self.scheduler.add_job(sweep_job, "interval", args=(self,),
+                                   seconds=self.sweep_seconds, id=SWEEP_JOB_ID,
+                                   replace_existing=True)
         self.scheduler.resume()
         log.info("scheduler started idle_timeout_s=%s closed_at_startup=%d watched=%d",
                  self.idle_timeout_seconds, closed, len(still_open))

@@ -228,6 +228,11 @@ class MemoryService:
         ``(closed, [(thread_id, idle deadline), ...])`` of those still open."""
         return await self.sessions.close_idle_sessions(timeout_seconds=timeout_seconds)
 
+    async def close_overdue_sessions(self, *, timeout_seconds: float) -> int:
+        """Close the open sessions past their idle deadline, whichever process watched them;
+        returns how many (:meth:`memory.sessions.Sessions.close_overdue_sessions`)."""
+        return await self.sessions.close_overdue_sessions(timeout_seconds=timeout_seconds)
+
     # ----------------------------------------------------------------- semantic memory
 
     async def remember(self, ctx: Context, turn: Turn) -> list[FactOutcome]:

@@ -182,6 +182,26 @@ class Sessions:
         return IdleCheck(closed=False,
                          deadline=idle_deadline(session.last_turn_at, timeout_seconds))
 
+    async def close_overdue_sessions(self, *, timeout_seconds: float) -> int:
+        """Close (and consolidate) every open session whose idle deadline has passed, whoever
+        was watching it: the store's open sessions are the record of every deadline, so a
+        deadline watched by a process that died is kept by the next one that looks. One read
+        of the open sessions; only those past their deadline are closed (conditionally, as
+        :meth:`close_if_idle`: a turn stored meanwhile keeps a session open, and of two
+        processes closing one session one does).
+
+        Returns:
+            The number of sessions this call closed.
+        """
+        now = self.clock.now()
+        closed = 0
+        for session in await self.store.conversations.open_sessions():
+            if is_idle(session.last_turn_at, timeout_seconds, now):
+                check = await self.close_if_idle(session.thread_id,
+                                                 timeout_seconds=timeout_seconds)
+                closed += check.closed
+        return closed
+
     async def close_idle_sessions(self, *, timeout_seconds: float
                                   ) -> tuple[int, list[tuple[int, datetime]]]:
         """Start-up: close (and consolidate) every open session that went idle while the

@@ -6,7 +6,8 @@ model."""
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timezone
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 from urllib.parse import quote
 
 import asyncpg
@@ -14,8 +15,9 @@ import pytest
 
 from adapters.embedders import HashingEmbedder
 from bot.app import build_app
+from bot.scheduler import SWEEP_JOB_ID, idle_job_id, sweep_job
 from bot.settings import Settings
-from memory.errors import StoreError
+from memory.ports import ManualClock
 from memory.stores.postgres import PgSearchIndex, PostgresStore
 from memory.stores.postgres.locks import PgThreadLocks
 from memory.types import ChatKind, IncomingMessage, ThreadKey
@@ -112,4 +114,42 @@ async def test_two_bots_on_one_database_share_memory_and_take_turns(tmp_path, pg
         assert len(roles) == 2 * 14 and roles == ["user", "assistant"] * 14
     finally:
         await first.aclose()
+        await second.aclose()
+
+
+async def test_a_deadline_watched_by_a_process_that_died_is_kept_by_another(tmp_path, pg_schema):
+    """Process B is running when process A takes a message and watches its idle deadline; A
+    dies before it. B never watched that session, but its sweep finds it overdue in the
+    database, closes it and writes its episode, once."""
+    t0 = datetime(2026, 12, 2, 9, 0, tzinfo=timezone.utc)
+    settings = Settings(data_dir=tmp_path / "shared", embedder="hashing",
+                        database_url=_url(pg_schema), idle_timeout_seconds=600)
+    b_clock = ManualClock(t0)
+    second = await build_app(settings, embedder=HashingEmbedder(), clock=b_clock)
+    await second.start()
+    first = await build_app(settings, embedder=HashingEmbedder(), clock=ManualClock(t0))
+    await first.start()
+    try:
+        msg = replace(_msg("Remember that I live in Graz", 1), sent_at=t0)
+        await first.engine.handle(msg)
+        thread = await first.store.identities.thread_for_key(msg.thread, ChatKind.PRIVATE, None, t0)
+        session = await first.store.conversations.open_session(thread.id)
+        assert first.scheduler.scheduler.get_job(idle_job_id(thread.id)) is not None
+    finally:
+        await first.aclose()  # its idle job goes with it; the session stays open
+    try:
+        assert second.scheduler.scheduler.get_job(idle_job_id(thread.id)) is None
+        assert second.scheduler.scheduler.get_job(SWEEP_JOB_ID) is not None
+        b_clock.set(t0 + timedelta(seconds=599))
+        await sweep_job(second.scheduler)  # not yet due
+        assert await second.store.conversations.open_session(thread.id) == session
+        b_clock.set(t0 + timedelta(seconds=601))
+        await sweep_job(second.scheduler)
+        await sweep_job(second.scheduler)  # a second look finds nothing more to do
+        assert await second.store.conversations.open_session(thread.id) is None
+        episode = await second.store.episodes.session_episode(session.id)
+        assert episode is not None and "Graz" in episode.summary
+        assert await second.store.count_rows("episodes") == 1
+        assert not await second.store.work.pending_work()
+    finally:
         await second.aclose()
