@@ -96,14 +96,17 @@ class App:
 @dataclass
 class ThreadLockSets:
     """The per-thread locks of one process: ``turns`` (the engine's, one turn of a thread at a
-    time) and ``work`` (consolidation jobs of a thread), and what closes them."""
+    time), ``work`` (consolidation jobs of a thread), ``updates`` (a chat's received platform
+    updates, taken in order by one process of several; None for a store of one process), and
+    what closes them."""
 
     turns: ThreadLocks
     work: ThreadLocks
+    updates: ThreadLocks | None = None
 
     async def close(self) -> None:
         """Release the locks' connections (nothing to do for in-process locks)."""
-        for locks in (self.turns, self.work):
+        for locks in (self.turns, self.work, self.updates):
             close = getattr(locks, "close", None)
             if close is not None:
                 await close()
@@ -125,12 +128,15 @@ async def open_thread_locks(settings: Settings, store: Store) -> ThreadLockSets:
     url = settings.database_url.get_secret_value()
     schema = getattr(store, "schema")
     turns = await PgThreadLocks.open(url, name="turns", schema=schema)
+    opened = [turns]
     try:
-        work = await PgThreadLocks.open(url, name="work", schema=schema, pool_size=4)
+        for name in ("work", "updates"):
+            opened.append(await PgThreadLocks.open(url, name=name, schema=schema, pool_size=4))
     except BaseException:
-        await turns.close()
+        for locks in opened:
+            await locks.close()
         raise
-    return ThreadLockSets(turns, work)
+    return ThreadLockSets(*opened)
 
 
 async def open_store(path: str | Path) -> Store:

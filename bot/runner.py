@@ -68,8 +68,11 @@ async def start_telegram(settings: Settings, app: App) -> RunningAdapter:
         webhook_secret=secret.get_secret_value() if secret is not None else None,
         webhook_port=settings.telegram_webhook_port,
     )
+    # behind a load balancer, every worker on the database takes a chat's updates in order
+    locks = app.thread_locks.updates if app.thread_locks is not None else None
     adapter = TelegramAdapter(app.engine, config, marks=app.store.deliveries,
-                              allows=lambda user_id: settings.allows("telegram", user_id))
+                              allows=lambda user_id: settings.allows("telegram", user_id),
+                              chat_locks=locks if config.webhook_url else None)
     await adapter.start()
     return adapter
 

@@ -16,6 +16,7 @@ from dataclasses import replace
 
 import asyncio
 import dataclasses
+import hashlib
 import hmac
 import logging
 import secrets
@@ -51,6 +52,7 @@ from adapters.kept_updates import SEEN_KEEP, UpdateMarks
 from i18n import DEFAULT_LANGUAGE, LANGUAGES, language_of_code, say
 from memory import streaming
 from memory.errors import ConfigError, MemoryCoreError
+from memory.ports import ThreadLocks
 from memory.types import ChatKind, IncomingMessage, ThreadKey
 
 log = logging.getLogger(__name__)
@@ -181,6 +183,32 @@ class PollRequest(HTTPXRequest):
         self.failing = None if code == 200 else f"HTTP {code}"
         return code, payload
 
+def update_chat(payload: dict) -> str:
+    """The chat id (as text) an update's JSON belongs to: its message's, edited message's or
+    button press's message's chat; ``""`` for an update of no chat."""
+    for field in ("message", "edited_message"):
+        chat = (payload.get(field) or {}).get("chat") or {}
+        if "id" in chat:
+            return str(chat["id"])
+    chat = ((payload.get("callback_query") or {}).get("message") or {}).get("chat") or {}
+    return str(chat["id"]) if "id" in chat else ""
+
+
+def chat_lock_id(bot_id: int, chat: str) -> int:
+    """The signed 64-bit lock id of one bot's chat for :class:`memory.ports.ThreadLocks`
+    (the first 8 bytes of a BLAKE2b digest: the same in every process)."""
+    name = "\x1f".join(("telegram", "updates", str(bot_id), chat))
+    digest = hashlib.blake2b(name.encode(), digest_size=8)
+    return int.from_bytes(digest.digest(), "big", signed=True)
+
+
+def _log_drain_failure(task: asyncio.Task) -> None:
+    """Done callback of a chat's drain: its updates stay kept (the next drain of the chat, or
+    start-up recovery, handles them); the failure is logged once."""
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("telegram: handling a chat's kept updates stopped: %s", task.exception())
+
+
 class TelegramAdapter:
     """Serves the conversation core on Telegram. ``await start()``, later ``await stop()``.
 
@@ -191,11 +219,18 @@ class TelegramAdapter:
         allows: whether a Telegram user id may talk to the bot (``ALLOWED_USERS``); None =
             everyone.
         sleep: waits on ``RetryAfter`` (tests may record them).
+        chat_locks: per-chat locks shared by every process taking this bot's webhook updates
+            from one store (several workers behind a load balancer), or None (this process
+            alone). With them, an update arriving here is kept and then handled by whichever
+            process holds its chat's lock: the holder handles every kept, unhandled update of
+            the chat in update-id order (webhooks arrive concurrently and at any worker), each
+            once (an update another worker handled meanwhile is no longer kept).
     """
 
     def __init__(self, conversation: Conversation, config: TelegramConfig, *, marks: Marks,
                  allows: Callable[[str], bool] | None = None,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 chat_locks: ThreadLocks | None = None) -> None:
         self.conversation = conversation
         self.config = config
         self.marks = marks
@@ -216,6 +251,9 @@ class TelegramAdapter:
         self._polls: PollRequest | None = None
         self._inflight: set[int] = set()  # update ids taken by this process, not yet handled
         self._queued: set[int] = set()  # update ids whose work went on a thread's queue
+        self.chat_locks = chat_locks
+        self._waiters: dict[int, asyncio.Future] = {}  # update id -> handled (chat_locks)
+        self._drains: set[asyncio.Task] = set()
 
     # ------------------------------------------------------------------ life cycle
 
@@ -315,6 +353,8 @@ class TelegramAdapter:
                 self._web = None
             elif app.updater is not None and app.updater.running:
                 await app.updater.stop()
+            while self._drains:  # chats whose kept updates are being handled
+                await asyncio.wait(list(self._drains))
             if app.running:
                 await app.stop()  # waits for queued per-thread work (Application.create_task)
             while self._tails:  # work of updates PTB handed over while stopping
@@ -330,6 +370,8 @@ class TelegramAdapter:
         app = self.application
         if app is None:
             return
+        while self._drains:
+            await asyncio.wait(list(self._drains))
         await app.update_queue.join()
         while self._tails:
             await asyncio.wait(list(self._tails.values()))
@@ -389,8 +431,45 @@ class TelegramAdapter:
         except MemoryCoreError as exc:  # Telegram retries the webhook later
             log.error("telegram update %s could not be kept: %s", update.update_id, exc)
             return web.Response(status=503)
-        await app.update_queue.put(update)
+        if self.chat_locks is None:
+            await app.update_queue.put(update)
+        else:
+            self._start_drain(update_chat(body))
         return web.Response()
+
+    def _start_drain(self, chat: str) -> None:
+        task = asyncio.get_running_loop().create_task(self._drain_chat(chat))
+        self._drains.add(task)
+        task.add_done_callback(self._drains.discard)
+        task.add_done_callback(_log_drain_failure)
+
+    async def _drain_chat(self, chat: str) -> None:
+        """Under the chat's lock (every process's): hand PTB the chat's kept, unhandled
+        updates in update-id order, one at a time, each after the one before was handled."""
+        assert self.chat_locks is not None and self.me is not None
+        async with self.chat_locks.hold(chat_lock_id(self.me.id, chat)):
+            app = self.application or self._draining
+            if app is None:
+                return
+            kept = []
+            for key, payload in await self.marks.received_updates(PLATFORM,
+                                                                  prefix=f"{self.me.id}:"):
+                try:
+                    body = json.loads(payload)
+                except ValueError:
+                    continue  # left to start-up recovery, which drops what it cannot read
+                if update_chat(body) == chat and isinstance(body.get("update_id"), int):
+                    kept.append((body["update_id"], body))
+            for update_id, body in sorted(kept, key=lambda pair: pair[0]):
+                if update_id in self._inflight:  # already on this process's way
+                    continue
+                waiter = asyncio.get_running_loop().create_future()
+                self._waiters[update_id] = waiter
+                try:
+                    await app.update_queue.put(Update.de_json(body, app.bot))
+                    await waiter
+                finally:
+                    self._waiters.pop(update_id, None)
 
     # ------------------------------------------------------------------ ordering and marks
 
@@ -480,14 +559,21 @@ class TelegramAdapter:
                      "message=%s", msg.thread.chat_id, msg.platform_message_id)
         assert self.me is not None
         kept = await self.marks.received_updates(PLATFORM, prefix=f"{self.me.id}:")
+        chats: dict[str, None] = {}
         for key, payload in kept:
             try:
-                update = Update.de_json(json.loads(payload), app.bot)
+                body = json.loads(payload)
+                update = Update.de_json(body, app.bot)
             except Exception as exc:  # noqa: BLE001 - a kept body PTB no longer reads
                 log.warning("telegram kept update %s unreadable, dropped: %s", key, exc)
                 await self.marks.mark_update_handled(PLATFORM, key, _now())
                 continue
-            await app.update_queue.put(update)
+            if self.chat_locks is None:
+                await app.update_queue.put(update)
+            else:  # under each chat's lock, as any worker handles them
+                chats.setdefault(update_chat(body))
+        for chat in chats:
+            self._start_drain(chat)
         if kept:
             log.info("telegram: %d update(s) received before a stop are handled now", len(kept))
 
@@ -499,6 +585,8 @@ class TelegramAdapter:
         if update.update_id in self._inflight or (
                 await self.marks.update_state(PLATFORM, key) == "handled"):
             log.info("telegram update %s delivered again; ignored", update.update_id)
+            if update.update_id not in self._inflight:
+                self._release_waiter(update.update_id)
             raise ApplicationHandlerStop
         self._inflight.add(update.update_id)
         self._seen += 1
@@ -517,6 +605,13 @@ class TelegramAdapter:
             await self.marks.mark_update_handled(PLATFORM, self._key(update_id), _now())
         except MemoryCoreError as exc:  # kept as received: handled again after a restart
             log.warning("telegram update %s could not be marked handled: %s", update_id, exc)
+        finally:
+            self._release_waiter(update_id)
+
+    def _release_waiter(self, update_id: int) -> None:
+        waiter = self._waiters.get(update_id)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def _on_blocked(self, chat_id: int) -> None:
         self._blocked.add(str(chat_id))
