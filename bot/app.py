@@ -131,7 +131,7 @@ async def open_thread_locks(settings: Settings, store: Store) -> ThreadLockSets:
     opened = [turns]
     try:
         for name in ("work", "updates"):
-            opened.append(await PgThreadLocks.open(url, name=name, schema=schema, pool_size=4))
+            opened.append(await PgThreadLocks.open(url, name=name, schema=schema))
     except BaseException:
         for locks in opened:
             await locks.close()

@@ -1,7 +1,8 @@
 """PostgreSQL's thread locks across processes: two lock sets on their own connections (two bot
 processes) hold one thread one at a time and different threads at once, a lock set of another
-name never contends, and a process killed while holding a thread's lock leaves it to the next
-holder (the server ends its session). Real PostgreSQL (the server the tests start)."""
+name never contends, one process holds any number of threads on one connection, and a process
+killed while holding a thread's lock leaves it to the next holder (the server ends its
+session). Real PostgreSQL (the server the tests start)."""
 
 from __future__ import annotations
 
@@ -29,17 +30,17 @@ async def two(postgres_server):
     await second.close()
 
 
-async def _waiting_advisory_locks(url: str) -> int:
+async def _lock_connections(url: str, name: str) -> int:
     conn = await asyncpg.connect(url)
     try:
-        return await conn.fetchval(
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+        return await conn.fetchval("SELECT count(*) FROM pg_stat_activity WHERE "
+                                   "application_name = $1", f"memory-bot locks {name}")
     finally:
         await conn.close()
 
 
 async def _until(predicate) -> None:
-    while not await predicate():
+    while not predicate():
         await asyncio.sleep(0.02)
 
 
@@ -62,17 +63,13 @@ async def test_one_thread_is_held_by_one_process_at_a_time(two, postgres_server)
     task = asyncio.ensure_future(holder())
     await inside.wait()
     waiting = asyncio.ensure_future(contender())
-    # the second process's session waits in the server for the first one's lock
-    await _until(lambda: _count_at_least(postgres_server, 1))
+    # the second process finds the thread held by the first one, and keeps trying
+    await _until(lambda: second.contended >= 2)
     assert order == ["first in"] and await second.held_elsewhere(11)
     release.set()
     await asyncio.gather(task, waiting)
     assert order == ["first in", "first out", "second in"]
     assert not await first.held_elsewhere(11)
-
-
-async def _count_at_least(url: str, n: int) -> bool:
-    return await _waiting_advisory_locks(url) >= n
 
 
 async def test_different_threads_are_held_at_once(two):
@@ -100,20 +97,23 @@ async def test_lock_sets_of_other_names_or_schemas_never_contend(postgres_server
             await locks.close()
 
 
-async def test_turns_waiting_in_one_process_queue_without_a_connection_each(postgres_server):
-    locks = await PgThreadLocks.open(postgres_server, name="turns", schema="locks_test",
-                                     pool_size=1)
+async def test_one_process_holds_many_threads_on_one_connection(postgres_server):
+    locks = await PgThreadLocks.open(postgres_server, name="many", schema="locks_test")
     try:
         order: list[int] = []
+        all_in = asyncio.Barrier(20)
 
-        async def turn(n):
-            async with locks.hold(3):
+        async def turn(thread_id, n):
+            async with locks.hold(thread_id):
                 order.append(n)
-                await asyncio.sleep(0)
+                if thread_id >= 100:  # twenty threads held at once
+                    await all_in.wait()
 
-        # ten turns of one thread through a pool of one connection: no deadlock, one at a time
-        await asyncio.gather(*(turn(n) for n in range(10)))
-        assert sorted(order) == list(range(10))
+        # ten turns of one thread, one at a time, and twenty threads held together
+        await asyncio.gather(*(turn(3, n) for n in range(10)),
+                             *(turn(100 + n, 10 + n) for n in range(20)))
+        assert sorted(order) == list(range(30))
+        assert await _lock_connections(postgres_server, "many") == 1
     finally:
         await locks.close()
 
@@ -140,7 +140,7 @@ async def test_a_killed_holder_leaves_the_thread_to_the_next_process(postgres_se
         try:
             assert await locks.held_elsewhere(42)
             taken = asyncio.ensure_future(_take(locks, 42))
-            await _until(lambda: _count_at_least(postgres_server, 1))
+            await _until(lambda: locks.contended >= 2)
             assert not taken.done()  # waiting for the child's lock
             child.send_signal(signal.SIGKILL)  # no unlock, no goodbye: the server ends it
             assert await taken == "taken over"
