@@ -158,14 +158,25 @@ def _stop_postgres(folder: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory):
+def postgres_server():
     """One PostgreSQL server with pgvector for the whole test run, or a skip saying why it could
     not start. Yields the server's URL (``postgresql://postgres:@/postgres?host=<socket dir>``,
     trust authentication on a Unix socket, no TCP port); the server and its folder are removed
-    at the end of the run."""
+    at the end of the run.
+
+    The folder is a temporary folder of its own, not under pytest's ``/tmp/pytest-of-<user>``:
+    every pytest run that starts takes that folder back to mode 0700, so a server running as
+    the ``pgserver`` user (as root, see :func:`_start_postgres`) could no longer reach its
+    socket's lock file there and shut itself down within a minute when another test run started
+    on the machine."""
+    import shutil
+    import tempfile
+
     failure = None
+    parents = []
     for _ in range(2):  # pgserver gives pg_ctl 10 s to start, which a busy machine can exceed
-        folder = tmp_path_factory.mktemp("postgres") / "pgdata"
+        parents.append(Path(tempfile.mkdtemp(prefix="memory-bot-pg-")))
+        folder = parents[-1] / "pgdata"
         try:
             server = _start_postgres(folder)
             break
@@ -173,9 +184,15 @@ def postgres_server(tmp_path_factory):
             failure = exc
             _stop_postgres(folder)
     else:
+        for parent in parents:
+            shutil.rmtree(parent, ignore_errors=True)
         pytest.skip(f"PostgreSQL could not be started with pgserver: {failure!r}")
-    yield server.get_uri()
-    server.cleanup()
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+        for parent in parents:
+            shutil.rmtree(parent, ignore_errors=True)
 
 
 def run_sql(url: str, statement: str) -> None:
