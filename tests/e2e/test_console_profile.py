@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from i18n import say
 from tests.e2e.test_console import answers, run_console
 
 SEED = {
@@ -30,9 +31,10 @@ def test_the_seed_example_after_two_unrelated_conversations(tmp_path, lang):
     replies = answers(result.stdout)
     reply = "\n".join(replies[question])
     assert all(w in reply for w in words), reply  # the offline reply shows it
-    why = replies["/why"]
-    start = next(i for i, line in enumerate(why) if line.startswith("Profile ("))
-    end = next((i for i, line in enumerate(why) if line == "Recalled for the message:"),
+    why = replies["/why"]  # no words of its own: in the language the user wrote in
+    profile = say(lang, "why.profile", count=0, tokens=0).split("0")[0]
+    start = next(i for i, line in enumerate(why) if line.startswith(profile))
+    end = next((i for i, line in enumerate(why) if line == say(lang, "why.recalled")),
                len(why))
     part = "\n".join(why[start + 1:end])
     assert all(w in part for w in words), why  # the profile part holds it
