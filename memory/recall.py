@@ -17,7 +17,10 @@ Packing: the profile first (``memory.profile``: the user's few most important fa
 the query; the first lines of the semantic block), then pinned items (the last episode of the thread), then by score; a
 recalled fact already in the profile is not repeated; recalled facts at most ``top_k``; an
 episode whose turns are all in packed rounds, or a round that is a whole packed episode (a
-one-round session), is skipped as a repeat; items are added in rank order until
+one-round session), is skipped as a repeat; so is a recalled fact (not a profile fact) read
+from turns that packed rounds show in full, also when the round comes after it: the fact's
+tokens go back to the budget (on MemDaily, 2026-12-02, about two in three recalled facts packed at
+1,000 tokens repeated a packed round); items are added in rank order until
 the next one would exceed the budget (tokens of the rendered block by the product's counter,
 headers included).
 """
@@ -164,7 +167,7 @@ def pack(
         if item.key in seen:
             continue
         turns = frozenset(item.source_turn_ids)
-        if item.kind is not ItemKind.FACT and turns and (covered >= turns or turns in episodes):
+        if turns and (covered >= turns or (item.kind is not ItemKind.FACT and turns in episodes)):
             continue  # its turns are already in the block: it would repeat them
         if item.kind is ItemKind.FACT and facts >= top_k_facts:
             continue
@@ -179,6 +182,17 @@ def pack(
         facts += item.kind is ItemKind.FACT
         if item.kind is ItemKind.ROUND:
             covered.update(turns)
+            # a recalled fact read from turns this round shows in full repeats them: its
+            # tokens go back to the budget (profile facts stay: the block is stable)
+            repeats = [c for c in chosen if c.kind is ItemKind.FACT and not c.profile
+                       and c.source_turn_ids and covered >= frozenset(c.source_turn_ids)]
+            for fact in repeats:
+                chosen.remove(fact)
+                used -= fact.tokens
+                facts -= 1
+            if repeats and not any(c.kind is ItemKind.FACT for c in chosen):
+                opened.discard("semantic")
+                used -= header_cost[ItemKind.FACT]
         elif item.kind is ItemKind.EPISODE:
             episodes.add(turns)
         chosen.append(item)

@@ -64,6 +64,38 @@ def test_pack_skips_repeats_of_the_same_turns():
     assert [i.key for i in blocks.items] == ["episode:1", "round:6", "round:7"]
 
 
+def test_a_recalled_fact_whose_turns_a_packed_round_shows_is_not_packed_twice():
+    counter = HeuristicTokenCounter()
+    header = counter.count(SEMANTIC_HEADER) + counter.count(EPISODIC_HEADER)
+    profile = [RecalledItem("fact:9", ItemKind.FACT, "- profile", 0.0, 5, (7,), pinned=True,
+                            profile=True)]
+    items = [item(1, ItemKind.FACT, tokens=10, turns=[7]),  # before its round: refunded
+             item(2, ItemKind.FACT, tokens=10, turns=[8]),  # its round is not packed
+             item(3, ItemKind.FACT, tokens=10, turns=[7, 8]),  # turn 8 is in no round
+             item(4, ItemKind.ROUND, tokens=30, turns=[7]),
+             item(5, ItemKind.FACT, tokens=10, turns=[7]),  # after its round: skipped
+             item(6, ItemKind.FACT, tokens=10, turns=[6]),  # takes the refunded slot
+             item(7, ItemKind.ROUND, tokens=20, turns=[5])]
+    # 5 + 10 + 10 + 10 + 30 = 65 before the refund; 55 after, so round:7 fits
+    blocks = pack(items, budget_tokens=header + 5 + 10 + 10 + 30 + 10 + 20, top_k_facts=3,
+                  counter=counter, profile=profile)
+    assert [i.key for i in blocks.items] == ["fact:9", "fact:2", "fact:3", "round:4", "fact:6",
+                                             "round:7"]
+    assert blocks.tokens == header + 5 + 10 + 10 + 30 + 10 + 20
+    # the profile's fact stays although round:4 shows its turn: the block is stable
+    assert blocks.profile == "- profile"
+
+
+def test_a_semantic_block_emptied_by_repeats_gives_its_header_back():
+    counter = HeuristicTokenCounter()
+    items = [item(1, ItemKind.FACT, tokens=10, turns=[7]),
+             item(2, ItemKind.ROUND, tokens=30, turns=[7])]
+    blocks = pack(items, budget_tokens=1000, top_k_facts=3, counter=counter)
+    assert [i.key for i in blocks.items] == ["round:2"]
+    assert blocks.semantic == ""
+    assert blocks.tokens == counter.count(EPISODIC_HEADER) + 30
+
+
 def test_empty_pack():
     blocks = pack([], budget_tokens=100, top_k_facts=3, counter=HeuristicTokenCounter())
     assert blocks.items == () and blocks.tokens == 0 and blocks.semantic == blocks.episodic == ""
