@@ -7,6 +7,7 @@ from __future__ import annotations
 from memory import language as L
 from memory.lexicon import en as EN
 from memory.lexicon import zh as ZH
+from memory.segmenter import segmenter
 from memory.text import has_cjk
 
 
@@ -42,10 +43,10 @@ def _zh_constraint(clause: str) -> bool:
     if at is not None and L.zh_speaker_is_subject(clause[at:]) and any(
             w in clause[at:] for w in ZH.CONSTRAINT_WORDS):
         return True  # the speaker's own (我对芒果过敏), not 我女儿对花生过敏
-    for opener in ZH.PROHIBITION_OPENERS:
-        p = clause.find(opener)
-        if p < 0:
-            continue
+    bounds = _zh_word_bounds(clause)
+    for opener, p in ((o, p) for o in ZH.PROHIBITION_OPENERS for p in _find_all(clause, o)):
+        if p not in bounds or p + len(opener) not in bounds:
+            continue  # inside a word: 特别实用 (especially), 别人 (others), 区别
         before = clause[:p]
         for mark in ZH.CLAUSE_MARKS:
             before = before.rpartition(mark)[2]
@@ -57,3 +58,22 @@ def _zh_constraint(clause: str) -> bool:
     return False
 
 
+
+
+def _find_all(text: str, part: str) -> list[int]:
+    """Every start offset of ``part`` in ``text`` (characters)."""
+    found, at = [], text.find(part)
+    while at >= 0:
+        found.append(at)
+        at = text.find(part, at + 1)
+    return found
+
+
+def _zh_word_bounds(clause: str) -> set[int]:
+    """Character offsets where jieba's segmentation of ``clause`` starts or ends a word: a
+    negative imperative opens a word of its own (别 / 请别 / 不要, not the 别 of 特别)."""
+    bounds, at = {0}, 0
+    for word in segmenter().cut(clause):
+        at += len(word)
+        bounds.add(at)
+    return bounds
