@@ -65,6 +65,35 @@ PRAGMAS = ("journal_mode=WAL", "foreign_keys=ON", "secure_delete=ON", "synchrono
            f"journal_size_limit={WAL_SIZE_LIMIT_BYTES}")  # as the store's connection sets
 
 
+#: The statements of the timed calls, the same for both sides (one place, so the two sides
+#: cannot drift apart and the comparison stays one of the hand-off alone).
+SEEN_TURN = "SELECT * FROM turns WHERE thread_id = ? AND platform_message_id = ?"
+TOUCH_SESSION = "UPDATE sessions SET last_turn_at = max(last_turn_at, ?) WHERE id = ?"
+INSERT_TURN = ("INSERT INTO turns (thread_id, session_id, user_id, role, speaker, text, "
+               "created_at, platform_message_id, generated_by, memory_off, tokens) "
+               "VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+UNFOLDED = ("SELECT count(*), coalesce(sum(t.tokens), 0) FROM turns t "
+            "JOIN sessions s ON s.id = t.session_id WHERE t.session_id = ? "
+            "AND t.id > s.folded_through")
+RECENT_TURNS = ("SELECT * FROM (SELECT * FROM turns WHERE session_id = ? ORDER BY id DESC LIMIT ?)"
+                " ORDER BY id")
+INSERT_FACT = ("INSERT INTO facts (user_id, kind, text, topic, status, created_at, valid_from,"
+               " last_confirmed_at, origin_thread_id, origin_kind, origin_title, "
+               "source_turn_ids, lang, scope, value, mode) "
+               "VALUES (?,?,?,?,'active',?,?,?,?,?,?,?,?,?,?,?)")
+
+
+def _turn_params(thread_id: int, session_id: int, user_id: int, n: int, stamp: str) -> tuple:
+    return (thread_id, session_id, user_id, Role.USER.value, None, f"bench turn {n}", stamp,
+            f"b{n}", None, 0, 8)
+
+
+def _fact_params(user_id: int, thread: ThreadRow, n: int, at) -> tuple:
+    return (user_id, "preference", f"bench fact {n}", None, ts(at), ts(at), ts(at), thread.id,
+            thread.chat_kind.value, thread.title, "[]", "en", str(Scope.private(user_id)), None,
+            "explicit")
+
+
 class Seeded:
     """What the seeding made: per thread ``(user_id, ThreadRow, session_id)``."""
 
@@ -127,20 +156,11 @@ class StoreSide:
 def _append_turn_tx(conn: sqlite3.Connection, thread_id: int, session_id: int, user_id: int,
                     n: int, stamp: str) -> None:
     """:meth:`AiosqliteSide.append_turn`'s statements as one function in the worker thread."""
-    pmid = f"b{n}"
-    if conn.execute("SELECT * FROM turns WHERE thread_id = ? AND platform_message_id = ?",
-                    (thread_id, pmid)).fetchone() is not None:
+    if conn.execute(SEEN_TURN, (thread_id, f"b{n}")).fetchone() is not None:
         raise AssertionError("a bench turn was stored twice")
-    conn.execute("UPDATE sessions SET last_turn_at = max(last_turn_at, ?) WHERE id = ?",
-                 (stamp, session_id))
-    conn.execute(
-        "INSERT INTO turns (thread_id, session_id, user_id, role, speaker, text, created_at, "
-        "platform_message_id, generated_by, memory_off, tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-        (thread_id, session_id, user_id, Role.USER.value, None, f"bench turn {n}", stamp, pmid,
-         None, 0, 8))
-    conn.execute("SELECT count(*), coalesce(sum(t.tokens), 0) FROM turns t "
-                 "JOIN sessions s ON s.id = t.session_id WHERE t.session_id = ? "
-                 "AND t.id > s.folded_through", (session_id,)).fetchone()
+    conn.execute(TOUCH_SESSION, (stamp, session_id))
+    conn.execute(INSERT_TURN, _turn_params(thread_id, session_id, user_id, n, stamp))
+    conn.execute(UNFOLDED, (session_id,)).fetchone()
 
 
 class ExecutorSide:
@@ -158,21 +178,12 @@ class ExecutorSide:
             await run(_append_turn_tx, thread.id, session_id, user_id, n, ts(at))
 
     async def recent_turns(self, user_id, thread, session_id, n, at):
-        rows = await self.db.all(
-            "SELECT * FROM (SELECT * FROM turns WHERE session_id = ? ORDER BY id DESC LIMIT ?)"
-            " ORDER BY id", (session_id, RECENT))
+        rows = await self.db.all(RECENT_TURNS, (session_id, RECENT))
         return [turn_of(r) for r in rows]
 
     async def fact_upsert(self, user_id, thread, session_id, n, at):
         async with self.db.tx(hot=()) as tx:
-            cur = await tx.execute(
-                "INSERT INTO facts (user_id, kind, text, topic, status, created_at, valid_from,"
-                " last_confirmed_at, origin_thread_id, origin_kind, origin_title, "
-                "source_turn_ids, lang, scope, value, mode) "
-                "VALUES (?,?,?,?,'active',?,?,?,?,?,?,?,?,?,?,?)",
-                (user_id, "preference", f"bench fact {n}", None, ts(at), ts(at), ts(at),
-                 thread.id, thread.chat_kind.value, thread.title, "[]", "en",
-                 str(Scope.private(user_id)), None, "explicit"))
+            cur = await tx.execute(INSERT_FACT, _fact_params(user_id, thread, n, at))
         [row] = await self.db.all("SELECT * FROM facts WHERE id IN (?)", (cur.lastrowid,))
         return fact_of(row)
 
@@ -214,43 +225,23 @@ class AiosqliteSide:
         conn, stamp, pmid = self.conn, ts(at), f"b{n}"
 
         async def body():
-            if await conn.execute_fetchall(
-                    "SELECT * FROM turns WHERE thread_id = ? AND platform_message_id = ?",
-                    (thread.id, pmid)):
+            if await conn.execute_fetchall(SEEN_TURN, (thread.id, pmid)):
                 raise AssertionError("a bench turn was stored twice")
-            await conn.execute("UPDATE sessions SET last_turn_at = max(last_turn_at, ?) "
-                               "WHERE id = ?", (stamp, session_id))
-            await conn.execute(
-                "INSERT INTO turns (thread_id, session_id, user_id, role, speaker, text, "
-                "created_at, platform_message_id, generated_by, memory_off, tokens) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (thread.id, session_id, user_id, Role.USER.value, None, f"bench turn {n}",
-                 stamp, pmid, None, 0, 8))
-            await conn.execute_fetchall(
-                "SELECT count(*), coalesce(sum(t.tokens), 0) FROM turns t "
-                "JOIN sessions s ON s.id = t.session_id WHERE t.session_id = ? "
-                "AND t.id > s.folded_through", (session_id,))
+            await conn.execute(TOUCH_SESSION, (stamp, session_id))
+            await conn.execute(INSERT_TURN, _turn_params(thread.id, session_id, user_id, n, stamp))
+            await conn.execute_fetchall(UNFOLDED, (session_id,))
 
         await self._transaction(body)
 
     async def recent_turns(self, user_id, thread, session_id, n, at):
-        rows = await self.conn.execute_fetchall(
-            "SELECT * FROM (SELECT * FROM turns WHERE session_id = ? ORDER BY id DESC LIMIT ?)"
-            " ORDER BY id", (session_id, RECENT))
+        rows = await self.conn.execute_fetchall(RECENT_TURNS, (session_id, RECENT))
         return [turn_of(r) for r in rows]
 
     async def fact_upsert(self, user_id, thread, session_id, n, at):
         conn = self.conn
 
         async def body():
-            cur = await conn.execute(
-                "INSERT INTO facts (user_id, kind, text, topic, status, created_at, valid_from,"
-                " last_confirmed_at, origin_thread_id, origin_kind, origin_title, "
-                "source_turn_ids, lang, scope, value, mode) "
-                "VALUES (?,?,?,?,'active',?,?,?,?,?,?,?,?,?,?,?)",
-                (user_id, "preference", f"bench fact {n}", None, ts(at), ts(at), ts(at),
-                 thread.id, thread.chat_kind.value, thread.title, "[]", "en",
-                 str(Scope.private(user_id)), None, "explicit"))
+            cur = await conn.execute(INSERT_FACT, _fact_params(user_id, thread, n, at))
             return cur.lastrowid
 
         fact_id = await self._transaction(body)
