@@ -272,11 +272,14 @@ class ConversationEngine:
             }, now)
         answer = reply.text.strip()
         if answer:
-            # with what the reply was derived from, so that forgetting an item takes it along
-            await self.memory.record_assistant_turn(
-                ctx, answer, at=now, generated_by=reply.model, writes=TurnWrites(
+            # with what the reply was derived from, so that forgetting an item takes it along;
+            # stored only when the user turn has no answer yet (another process may have
+            # answered it meanwhile: then that answer is the one given)
+            stored = await self.memory.record_assistant_turn(
+                ctx, answer, at=now, generated_by=reply.model, answers=turn, writes=TurnWrites(
                     usage=usage, prompt_record=record,
                     recalled=tuple(i.key for i in prompt.recalled)))
+            answer = stored.text
         else:
             await self.memory.record_reply(usage=usage, prompt_record=record)
         if await self.memory.fold_due(ctx.thread.id):

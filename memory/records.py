@@ -245,6 +245,23 @@ NO_WRITES = TurnWrites()
 """A turn stored on its own."""
 
 
+ANSWER_PREFIX = "answer:"
+"""What starts the platform message id an answer is stored under (:func:`answer_key`)."""
+
+
+def answer_key(platform_message_id: str | None) -> str | None:
+    """The platform message id the assistant's answer to the user turn of message
+    ``platform_message_id`` is stored under (``"answer:<id>"``), or None for a turn without one
+    (console lines, recorded conversations: one process answers them, once).
+
+    Every store keeps at most one turn per thread and platform message id (a unique index, and
+    ``ConversationStore.add_turn``'s duplicate check in the turn's own transaction), so a user
+    turn gets at most one stored answer however many processes answer it: the second
+    ``add_turn`` returns the first answer with ``created`` False. The answer is found by this
+    key, not by its place after the user turn (a late answer follows later turns)."""
+    return None if platform_message_id is None else ANSWER_PREFIX + platform_message_id
+
+
 @dataclass(frozen=True, slots=True)
 class WorkOutcome:
     """What one consolidation job writes, in the one transaction that marks it done.

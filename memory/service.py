@@ -183,12 +183,15 @@ class MemoryService:
 
     async def record_assistant_turn(
         self, ctx: Context, text: str, *, at: datetime, generated_by: str,
-        writes: TurnWrites = NO_WRITES,
+        writes: TurnWrites = NO_WRITES, answers: Turn | None = None,
     ) -> Turn:
         """Store the assistant's reply in the thread's open session, with ``writes`` (the
-        reply's usage, ``/why`` record and recalled keys) in the same transaction."""
+        reply's usage, ``/why`` record and recalled keys) in the same transaction; the reply to
+        user turn ``answers`` is stored only when that turn has no stored answer yet, else that
+        answer is returned (:meth:`memory.sessions.Sessions.record_assistant_turn`)."""
         return await self.sessions.record_assistant_turn(ctx, text, at=at,
-                                                         generated_by=generated_by, writes=writes)
+                                                         generated_by=generated_by, writes=writes,
+                                                         answers=answers)
 
     async def open_session(self, thread_id: int) -> SessionRow | None:
         """The thread's open session, or None."""

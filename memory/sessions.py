@@ -14,7 +14,7 @@ from datetime import datetime
 from memory.context import Context, MemoryConfig
 from memory.lifecycle import IdleCheck, idle_cutoff, idle_deadline, is_idle
 from memory.ports import Clock, Store, TokenCounter
-from memory.records import NO_WRITES, SessionRow, ThreadRow, TurnWrites, UserRow
+from memory.records import NO_WRITES, SessionRow, ThreadRow, TurnWrites, UserRow, answer_key
 from memory.types import ChatKind, IncomingMessage, Role, Turn
 from memory.work_runner import KEEP_AFTER_FOLD, WorkRunner
 from memory.working import select_window
@@ -77,15 +77,21 @@ class Sessions:
 
     async def record_assistant_turn(
         self, ctx: Context, text: str, *, at: datetime, generated_by: str,
-        writes: TurnWrites = NO_WRITES,
+        writes: TurnWrites = NO_WRITES, answers: Turn | None = None,
     ) -> Turn:
         """Store the assistant's reply in the thread's open session, with ``writes`` (the
         reply's usage, ``/why`` record and recalled keys) in the same transaction
-        (:meth:`memory.ports.ConversationStore.add_turn`)."""
+        (:meth:`memory.ports.ConversationStore.add_turn`).
+
+        ``answers``: the user turn this reply answers. Its answer is stored under
+        :func:`memory.records.answer_key` of its platform message id, so when that turn already
+        has a stored answer (another process answered it first) nothing is stored and that
+        answer is returned instead: at most one stored answer per user turn."""
         turn, _ = await self.store.conversations.add_turn(
             thread_id=ctx.thread.id, role=Role.ASSISTANT, text=text, at=at, speaker="Assistant",
             generated_by=generated_by, memory_off=not ctx.user.memory_enabled,
             tokens=self.counter.count(text), fold_after=self._fold_bounds, writes=writes,
+            platform_message_id=answer_key(answers.platform_message_id) if answers else None,
         )
         return turn
 

@@ -217,8 +217,10 @@ class DeliveryStore(Protocol):
 
     async def due_turn(self, thread_id: int, platform_message_id: str | None
                        ) -> tuple[Turn | None, str | None]:
-        """The due user turn with this platform message id and the text of the answer stored
-        after it (None when none was); ``(None, None)`` when no such turn is due."""
+        """The due user turn with this platform message id and the text of its stored answer
+        (the turn stored under ``memory.records.answer_key`` of that id, or, for an answer
+        stored without one, the assistant turn right after it in its session; None when none
+        was); ``(None, None)`` when no such turn is due."""
         ...
 
     async def set_account_blocked(self, platform: str, platform_user_id: str,

@@ -8,7 +8,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 
 from memory.errors import StoreError
-from memory.records import NO_WRITES, HandledUpdate, PromptRecord, SessionRow, TurnWrites, UsageEntry
+from memory.records import (NO_WRITES, HandledUpdate, PromptRecord, SessionRow, TurnWrites,
+                            UsageEntry, answer_key)
 from memory.stores.columns import dt, session_of, ts, turn_of
 from memory.stores.memory_store.tables import Tables
 from memory.types import ChatKind, IncomingMessage, Role, ThreadKey, Turn
@@ -291,9 +292,15 @@ class MemoryDeliveries:
                     and t.turns[i]["platform_message_id"] == platform_message_id), None)
         if row is None:
             return None, None
+        key = answer_key(platform_message_id)
+        keyed = next((r for r in t.where(t.turns, lambda r: r["thread_id"] == thread_id)
+                      if r["platform_message_id"] == key), None)
+        if keyed is not None:
+            return turn_of(row), keyed["text"]
         after = next((r for r in t.where(t.turns, lambda r: r["session_id"] == row["session_id"])
                       if r["id"] > row["id"]), None)
-        answered = after is not None and after["role"] == Role.ASSISTANT.value
+        answered = (after is not None and after["role"] == Role.ASSISTANT.value
+                    and after["platform_message_id"] is None)  # an answer stored without key
         return turn_of(row), after["text"] if answered else None
 
     async def set_account_blocked(self, platform: str, platform_user_id: str,

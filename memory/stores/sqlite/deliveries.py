@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from memory.records import HandledUpdate
+from memory.records import HandledUpdate, answer_key
 from memory.stores.sqlite.connection import Database, Statement
 from memory.stores.sqlite.rows import dt, ts, turn_of
 from memory.types import ChatKind, IncomingMessage, Role, ThreadKey, Turn
@@ -109,18 +109,24 @@ class SQLiteDeliveries:
     async def due_turn(self, thread_id: int, platform_message_id: str | None
                        ) -> tuple[Turn | None, str | None]:
         """The due user turn with this platform message id in the thread, and the text of
-        the answer stored after it in its session (None when none was stored); ``(None,
-        None)`` when no such turn is due."""
+        its stored answer (:meth:`memory.ports.DeliveryStore.due_turn`); ``(None, None)`` when
+        no such turn is due."""
         row = await self.db.one(
             "SELECT t.* FROM replies_due d JOIN turns t ON t.id = d.turn_id "
             "WHERE d.thread_id = ? AND t.platform_message_id = ?", (thread_id, platform_message_id))
         if row is None:
             return None, None
         turn = turn_of(row)
+        keyed = await self.db.one(
+            "SELECT text FROM turns WHERE thread_id = ? AND platform_message_id = ?",
+            (thread_id, answer_key(platform_message_id)))
+        if keyed is not None:
+            return turn, keyed["text"]
         after = await self.db.one(
-            "SELECT role, text FROM turns WHERE session_id = ? AND id > ? ORDER BY id LIMIT 1",
-            (turn.session_id, turn.id))
-        answered = after is not None and after["role"] == Role.ASSISTANT.value
+            "SELECT role, text, platform_message_id FROM turns WHERE session_id = ? AND id > ?"
+            " ORDER BY id LIMIT 1", (turn.session_id, turn.id))
+        answered = (after is not None and after["role"] == Role.ASSISTANT.value
+                    and after["platform_message_id"] is None)  # an answer stored without key
         return turn, after["text"] if answered else None
 
     async def set_account_blocked(self, platform: str, platform_user_id: str,
