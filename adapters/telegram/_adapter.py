@@ -21,8 +21,9 @@ import hmac
 import logging
 import secrets
 import json
+from collections import Counter
 from collections.abc import Awaitable, Callable
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from datetime import datetime, timedelta, timezone
 from typing import Protocol
 from urllib.parse import urlparse
@@ -119,6 +120,9 @@ class TelegramConfig:
         edit_interval_s: least seconds between two edits of a reply preview in a private
             chat (while a streaming model writes).
         group_edit_interval_s: the same in groups (Telegram allows 20 messages a minute there).
+        takeover_interval_s: with chat locks (several workers), how often (seconds) this
+            process looks for chats whose due replies or kept updates nobody is handling (their
+            worker died) and handles them; each look is one read of each.
     """
 
     token: str
@@ -130,6 +134,7 @@ class TelegramConfig:
     poll_timeout_s: float = 10.0
     edit_interval_s: float = 1.0
     group_edit_interval_s: float = 3.0
+    takeover_interval_s: float = 5.0
 
     def __repr__(self) -> str:
         return (f"TelegramConfig(base_url={self.base_url!r}, webhook_url={self.webhook_url!r}, "
@@ -224,7 +229,11 @@ class TelegramAdapter:
             alone). With them, an update arriving here is kept and then handled by whichever
             process holds its chat's lock: the holder handles every kept, unhandled update of
             the chat in update-id order (webhooks arrive concurrently and at any worker), each
-            once (an update another worker handled meanwhile is no longer kept).
+            once (an update another worker handled meanwhile is no longer kept), after first
+            answering the chat's replies left due (a worker killed between storing a message
+            and delivering its answer). Every ``takeover_interval_s`` each process also drains
+            the chats with due replies or kept updates, so a dead worker's chats are taken
+            over without waiting for their next message or for that worker's restart.
     """
 
     def __init__(self, conversation: Conversation, config: TelegramConfig, *, marks: Marks,
@@ -254,6 +263,8 @@ class TelegramAdapter:
         self.chat_locks = chat_locks
         self._waiters: dict[int, asyncio.Future] = {}  # update id -> handled (chat_locks)
         self._drains: set[asyncio.Task] = set()
+        self._drain_chats: Counter[str] = Counter()  # chat -> drains of it not yet ended
+        self._takeover: asyncio.Task | None = None
 
     # ------------------------------------------------------------------ life cycle
 
@@ -330,6 +341,8 @@ class TelegramAdapter:
         try:
             if self.config.webhook_url:
                 await self._start_webhook()
+                if self.chat_locks is not None:
+                    self._takeover = asyncio.get_running_loop().create_task(self._take_over())
             else:
                 assert app.updater is not None
                 await app.updater.start_polling(
@@ -347,6 +360,11 @@ class TelegramAdapter:
         if app is None:
             return
         self._draining = app  # updates already received are still answered (_enqueue)
+        if self._takeover is not None:
+            self._takeover.cancel()
+            with suppress(asyncio.CancelledError):
+                await self._takeover
+            self._takeover = None
         try:
             if self._web is not None:
                 await self._web.cleanup()
@@ -440,17 +458,67 @@ class TelegramAdapter:
     def _start_drain(self, chat: str) -> None:
         task = asyncio.get_running_loop().create_task(self._drain_chat(chat))
         self._drains.add(task)
-        task.add_done_callback(self._drains.discard)
+        self._drain_chats[chat] += 1
+
+        def ended(t: asyncio.Task) -> None:
+            self._drains.discard(t)
+            self._drain_chats[chat] -= 1
+            if self._drain_chats[chat] <= 0:
+                del self._drain_chats[chat]
+
+        task.add_done_callback(ended)
         task.add_done_callback(_log_drain_failure)
 
+    async def _take_over(self) -> None:
+        """Every ``takeover_interval_s``: drain each chat with a reply due (stored at least
+        that long ago) or an update kept, unless this process is draining it already. A chat
+        another worker is handling waits on its lock and then finds nothing left; one whose
+        worker died is handled here. Failures are logged and tried at the next look."""
+        interval = self.config.takeover_interval_s
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                chats = await self._unhandled_chats(older_than=_now() - timedelta(
+                    seconds=interval))
+            except Exception as exc:  # noqa: BLE001 - the database may be back at the next look
+                log.warning("telegram: looking for chats left unhandled failed: %s", exc)
+                continue
+            for chat in chats:
+                if chat not in self._drain_chats and self.application is not None:
+                    log.info("telegram: taking over chat=%s (due replies or kept updates)",
+                             chat)
+                    self._start_drain(chat)
+
+    async def _unhandled_chats(self, *, older_than: datetime | None = None) -> list[str]:
+        """Chats with a reply due (its message stored before ``older_than``, when given) or
+        an update kept unhandled, due replies' chats first, each once."""
+        assert self.me is not None
+        chats: dict[str, None] = {}
+        for msg in await self.conversation.due_replies(PLATFORM):
+            if older_than is None or msg.sent_at < older_than:
+                chats.setdefault(msg.thread.chat_id)
+        for _, payload in await self.marks.received_updates(PLATFORM, prefix=f"{self.me.id}:"):
+            try:
+                chats.setdefault(update_chat(json.loads(payload)))
+            except (ValueError, AttributeError):
+                continue  # left to start-up recovery, which drops what it cannot read
+        return list(chats)
+
     async def _drain_chat(self, chat: str) -> None:
-        """Under the chat's lock (every process's): hand PTB the chat's kept, unhandled
-        updates in update-id order, one at a time, each after the one before was handled."""
+        """Under the chat's lock (every process's): answer the chat's replies left due (a
+        worker died before delivering them), then hand PTB the chat's kept, unhandled updates
+        in update-id order, one at a time, each after the one before was handled. A failure
+        ends the drain (what is left stays due or kept, for the next one)."""
         assert self.chat_locks is not None and self.me is not None
         async with self.chat_locks.hold(chat_lock_id(self.me.id, chat)):
             app = self.application or self._draining
             if app is None:
                 return
+            for msg in await self.conversation.due_replies(PLATFORM):
+                if msg.thread.chat_id == chat:  # oldest first, before any later message
+                    log.info("telegram: answering a message left unanswered thread=%s "
+                             "message=%s", chat, msg.platform_message_id)
+                    await self._answer_left_due(msg)
             kept = []
             for key, payload in await self.marks.received_updates(PLATFORM,
                                                                   prefix=f"{self.me.id}:"):
@@ -541,41 +609,41 @@ class TelegramAdapter:
         """Start-up, before new updates are taken: answer every stored message whose answer
         was never delivered (the stored answer, a new one, or word that it was lost), then
         hand PTB the updates received but never handled, in the order they came."""
-        for msg in await self.conversation.due_replies(PLATFORM):
-            private = msg.chat_kind is ChatKind.PRIVATE
-            target = Target(chat_id=int(msg.thread.chat_id),
-                            thread_id=int(msg.thread.thread_id) if msg.thread.thread_id else None,
-                            reply_to=None if private or msg.platform_message_id is None
-                            else int(msg.platform_message_id))
-
-            async def answer(msg=msg, target=target) -> None:
-                replies = await self.conversation.answer_due(msg)
-                if replies:
-                    await self._deliver(target, replies)
-                await self.conversation.replied(msg)
-
-            self._enqueue_plain(msg.thread, answer)
-            log.info("telegram: answering a message left unanswered by a stop thread=%s "
-                     "message=%s", msg.thread.chat_id, msg.platform_message_id)
+        locked = self.chat_locks is not None
+        if not locked:  # with chat locks, each chat's drain answers them first
+            for msg in await self.conversation.due_replies(PLATFORM):
+                self._enqueue_plain(msg.thread, lambda msg=msg: self._answer_left_due(msg))
+                log.info("telegram: answering a message left unanswered by a stop thread=%s "
+                         "message=%s", msg.thread.chat_id, msg.platform_message_id)
         assert self.me is not None
         kept = await self.marks.received_updates(PLATFORM, prefix=f"{self.me.id}:")
-        chats: dict[str, None] = {}
         for key, payload in kept:
             try:
-                body = json.loads(payload)
-                update = Update.de_json(body, app.bot)
+                update = Update.de_json(json.loads(payload), app.bot)
             except Exception as exc:  # noqa: BLE001 - a kept body PTB no longer reads
                 log.warning("telegram kept update %s unreadable, dropped: %s", key, exc)
                 await self.marks.mark_update_handled(PLATFORM, key, _now())
                 continue
-            if self.chat_locks is None:
+            if not locked:
                 await app.update_queue.put(update)
-            else:  # under each chat's lock, as any worker handles them
-                chats.setdefault(update_chat(body))
-        for chat in chats:
-            self._start_drain(chat)
+        if locked:  # under each chat's lock, as any worker handles them
+            for chat in await self._unhandled_chats():
+                self._start_drain(chat)
         if kept:
             log.info("telegram: %d update(s) received before a stop are handled now", len(kept))
+
+    async def _answer_left_due(self, msg: IncomingMessage) -> None:
+        """Answer a stored message whose answer was never delivered (``answer_due``: its
+        stored answer, a new one, or word that it was lost), then record it delivered."""
+        private = msg.chat_kind is ChatKind.PRIVATE
+        target = Target(chat_id=int(msg.thread.chat_id),
+                        thread_id=int(msg.thread.thread_id) if msg.thread.thread_id else None,
+                        reply_to=None if private or msg.platform_message_id is None
+                        else int(msg.platform_message_id))
+        replies = await self.conversation.answer_due(msg)
+        if replies:
+            await self._deliver(target, replies)
+        await self.conversation.replied(msg)
 
     async def _first_time(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """Drop an update this process already has, or one handled before (a redelivery,

@@ -409,9 +409,6 @@ NEEDS_SHARED = ("several workers on one database, each update kept once and a th
                 "updates handled in update-id order by the holder of its lock in the database")
 NEEDS_JOBS = ("consolidation jobs and idle deadlines held in the database, so a killed "
               "worker's pending work is done by another")
-NEEDS_DUE_REPLIES = ("a reply a killed worker left due is answered only when that worker "
-                     "starts again, after the others handled the chat's later messages (in a "
-                     "session of its own)")
 NEEDS_SHARED_CONFIRMATION = ("a /forget all confirmation is held by the process that asked "
                              "(ConversationEngine.pending): a 'yes' that another worker "
                              "handles does not confirm it")
@@ -494,8 +491,7 @@ def test_no_forgotten_marker_survives_forget_all(soak):
         assert any("/forget all" in json.dumps(u) for u in soak.sent[chat])
 
 
-@pytest.mark.xfail(reason=NEEDS_DUE_REPLIES if SHARED else
-                   f"{NEEDS_SHARED}; {NEEDS_DUE_REPLIES}")
+@pytest.mark.xfail(not SHARED, reason=NEEDS_SHARED)
 def test_no_session_is_left_open_after_each_chats_last_message(soak):
     """Every chat ends with "bye", so no session may be open at the end: a reply still due
     must be answered before the chat's later messages are handled, not after its "bye"."""
