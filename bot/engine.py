@@ -13,7 +13,7 @@ import hashlib
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import replace
 from datetime import timedelta
 
@@ -107,12 +107,18 @@ class ConversationEngine:
 
         Never raises for a model failure (the user gets an apology and the failed reply is not
         stored in working memory) nor for a storage failure (the user is told what could not
-        be saved and why, in words; logged once at ERROR).
+        be saved and why, in words; logged once at ERROR), the thread lock's database being
+        unreachable included.
         """
         msg = valid_message(msg)
-        async with self._turn_lock(msg.thread):
+        text = _incoming_text(msg)
+        async with AsyncExitStack() as held:
+            try:  # the lock's database (several processes) may be the unreachable store
+                await held.enter_async_context(self._turn_lock(msg.thread))
+            except StoreError as exc:
+                return [_storage_failed(exc, self.language_of_reply(msg, text), msg,
+                                        saved=False)]
             ctx = None
-            text = _incoming_text(msg)
             try:
                 ctx = await self.memory.context(msg)
                 key = (ctx.thread.id, ctx.user.id)
@@ -233,7 +239,7 @@ class ConversationEngine:
                 answer_from_memory = getattr(self.model, "answer_from_memory", None)
                 if callable(answer_from_memory):  # memory.ports.MemoryAnswerer: no language model
                     reply = await answer_from_memory(
-                        await self._answer_request(ctx, turn.id, prompt.recalled, lang))
+                        await _answer_request(self, ctx, turn.id, prompt.recalled, lang))
                 else:
                     reply = await self.model.complete(system=prompt.system,
                                                       messages=prompt.messages,
@@ -329,21 +335,6 @@ class ConversationEngine:
             finally:
                 await self._after_turn(ctx)
 
-    async def _answer_request(self, ctx: Context, turn_id: int, items,
-                              lang: str) -> MemoryAnswerRequest:
-        """The data a :class:`memory.ports.MemoryAnswerer` answers from. ``first_reply`` comes
-        from the stored turns, not from this process: true until the open session's recent
-        turns (folded ones too, whatever the window's token bound) hold a reply of this model,
-        so it survives a restart and starts over with each session."""
-        recent = await self.memory.recent_turns(ctx)  # the cache working memory uses
-        first = not any(t.role is Role.ASSISTANT and t.generated_by == self.model.name
-                        for t in recent)
-        facts = (await self.memory.facts_in_scope(ctx)
-                 if ctx.user.memory_enabled and items else [])
-        return MemoryAnswerRequest(items=tuple(items), threshold=self.memory.config.threshold,
-                                   facts=tuple(facts), turn_id=turn_id, first_reply=first,
-                                   language=lang)
-
     def language_of_reply(self, msg: IncomingMessage, text: str,
                           ctx: Context | None = None) -> str:
         """The language to answer ``text`` (from ``msg``, by the user of ``ctx``) in, by the
@@ -392,6 +383,13 @@ class ConversationEngine:
         feeds the thread's working memory (redacted, deduplicated by platform message id) but
         never produces facts about anyone."""
         msg = valid_message(msg)
+        try:
+            await self._observe(msg)
+        except StoreError as exc:  # the thread lock's database: nobody to tell either
+            log.error("storage failed keeping a group message thread=%s:%s (%s): %s",
+                      msg.thread.platform, msg.thread.chat_id, exc.reason, exc)
+
+    async def _observe(self, msg: IncomingMessage) -> None:
         async with self._turn_lock(msg.thread):
             ctx = None
             try:
@@ -457,6 +455,22 @@ class ConversationEngine:
         async with self._turn_lock(msg.thread):
             ctx = await self.memory.context(msg)
             return await run_command(self, ctx, msg, _incoming_text(msg))
+
+
+async def _answer_request(engine: ConversationEngine, ctx: Context, turn_id: int, items,
+                          lang: str) -> MemoryAnswerRequest:
+    """The data a :class:`memory.ports.MemoryAnswerer` answers from. ``first_reply`` comes
+    from the stored turns, not from this process: true until the open session's recent turns
+    (folded ones too, whatever the window's token bound) hold a reply of ``engine``'s model, so
+    it survives a restart and starts over with each session."""
+    recent = await engine.memory.recent_turns(ctx)  # the cache working memory uses
+    first = not any(t.role is Role.ASSISTANT and t.generated_by == engine.model.name
+                    for t in recent)
+    facts = (await engine.memory.facts_in_scope(ctx)
+             if ctx.user.memory_enabled and items else [])
+    return MemoryAnswerRequest(items=tuple(items), threshold=engine.memory.config.threshold,
+                               facts=tuple(facts), turn_id=turn_id, first_reply=first,
+                               language=lang)
 
 
 def _storage_failed(exc: StoreError, lang: str, msg: IncomingMessage, *,
