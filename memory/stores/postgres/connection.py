@@ -22,6 +22,21 @@ from memory.errors import StoreError
 _REASONS = {"53100": "full", "25006": "read-only", "XX001": "damaged", "XX002": "damaged"}
 
 
+#: Session settings of every long-lived connection (the store's and the index's pools, each set
+#: of thread locks), so that the server notices a client whose machine vanished (no FIN or RST:
+#: a lost host, a network partition) within about a minute instead of the system's 2 hours of
+#: TCP keepalive (``tcp_keepalive_time`` 7200 s on Linux), ends its session and with it the
+#: advisory locks it held (a thread's turns, jobs or updates) and rolls back any transaction it
+#: left open (row locks on a thread). Keepalive probes after 30 s idle, every 10 s, 3 lost
+#: probes; unacknowledged data gives up after 60 s (``tcp_user_timeout``, milliseconds).
+#: PostgreSQL documentation, 20.3.1 "Connection Settings"; they apply to TCP connections only
+#: (a Unix socket has no peer to lose). Not set: ``idle_session_timeout`` (a lock connection
+#: is idle while it holds its locks) and ``idle_in_transaction_session_timeout`` (a vanished
+#: client's open transaction already ends with its session).
+SESSION_SETTINGS = {"tcp_keepalives_idle": "30", "tcp_keepalives_interval": "10",
+                    "tcp_keepalives_count": "3", "tcp_user_timeout": "60000"}
+
+
 def redacted(url: str) -> str:
     """``url`` with its password replaced by ``***`` (user, host, port, database and query
     kept), for logs and messages; a string that does not parse as a URL becomes ``<url>``."""
@@ -109,4 +124,5 @@ async def open_pool(url: str, *, max_size: int = 4) -> asyncpg.Pool:
     await create_vector_extension(url)
     async with mapped(f"connection to {redacted(url)}"):
         return await asyncpg.create_pool(url, min_size=1, max_size=max_size,
-                                         init=_init_connection)
+                                         init=_init_connection,
+                                         server_settings=SESSION_SETTINGS)

@@ -31,7 +31,7 @@ import asyncpg
 
 from memory.errors import StoreError
 from memory.stores.columns import ts
-from memory.stores.postgres.connection import mapped, redacted
+from memory.stores.postgres.connection import SESSION_SETTINGS, mapped, redacted
 from memory.stores.postgres.migrations import ident
 
 log = logging.getLogger("memory.stores.postgres")
@@ -113,7 +113,7 @@ class Database:
             async with mapped(f"connection to {redacted(url)}"):
                 pool = await asyncpg.create_pool(
                     url, min_size=1, max_size=max(1, pool_size),
-                    server_settings={"search_path": schema})
+                    server_settings={**SESSION_SETTINGS, "search_path": schema})
         except BaseException:
             if scratch:
                 await _drop_schema(url, schema)

@@ -15,7 +15,10 @@ a thread locked. Holders in one process first queue on an in-process lock of the
 (first come, first served), so only the process's first contender polls the database.
 
 If the lock connection is lost (the server restarted), the locks it held are gone with it; a
-new connection is opened for the next ``hold`` and the loss is logged.
+new connection is opened for the next ``hold`` and the loss is logged. A process whose machine
+vanished without closing its connection keeps its locks until the server notices: within about
+a minute (TCP keepalive and user timeout of the connection,
+:data:`memory.stores.postgres.connection.SESSION_SETTINGS`), not the system's two hours.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from collections.abc import AsyncIterator
 import asyncpg
 
 from memory.errors import StoreError
-from memory.stores.postgres.connection import mapped, redacted
+from memory.stores.postgres.connection import SESSION_SETTINGS, mapped, redacted
 from memory.work_runner import LocalThreadLocks
 
 log = logging.getLogger("memory.stores.postgres")
@@ -129,4 +132,4 @@ class PgThreadLocks:
 async def _connect(url: str, name: str) -> asyncpg.Connection:
     async with mapped(f"connection to {redacted(url)}"):
         return await asyncpg.connect(url, server_settings={
-            "application_name": f"memory-bot locks {name}"})
+            **SESSION_SETTINGS, "application_name": f"memory-bot locks {name}"})
