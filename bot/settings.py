@@ -44,6 +44,17 @@ def _setting(default: Any, unit: str, help_text: str, *, env: str | None = None,
     return Field(default, description=help_text, json_schema_extra=extra, **constraints)
 
 
+def _comma_items(value: Any) -> list[str] | None:
+    """The items of a comma list setting: ``value`` split at commas when it is text (a list or
+    tuple is taken as its items), each item stripped, empty items skipped (``"a, ,b,"`` gives
+    ``["a", "b"]``). None when ``value`` is neither text nor a list or tuple (pydantic's own
+    validation then reports it)."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)):
+        return None
+    return [item for item in (str(raw).strip() for raw in items) if item]
+
+
 def render_value(value: Any) -> str:
     """Render a setting value the way ``describe()`` and the README show it (secrets masked)."""
     if value is None:
@@ -276,14 +287,11 @@ class Settings(BaseSettings):
     @field_validator("discord_shard_ids", mode="before")
     @classmethod
     def _parse_shard_ids(cls, value: Any) -> Any:
-        items = value.split(",") if isinstance(value, str) else value
-        if not isinstance(items, (list, tuple)):
+        items = _comma_items(value)
+        if items is None:
             return value
         ids: list[int] = []
-        for raw in items:
-            item = str(raw).strip()
-            if not item:
-                continue
+        for item in items:
             if not (item.isascii() and item.isdigit()):
                 raise ValueError(f"bad shard id {item!r}: shard ids are numbers from 0")
             if int(item) not in ids:
@@ -304,14 +312,11 @@ class Settings(BaseSettings):
     @field_validator("allowed_users", mode="before")
     @classmethod
     def _parse_allowed_users(cls, value: Any) -> Any:
-        items = value.split(",") if isinstance(value, str) else value
-        if not isinstance(items, (list, tuple)):
+        items = _comma_items(value)
+        if items is None:
             return value
         parsed: list[str] = []
-        for raw in items:
-            item = str(raw).strip()
-            if not item:
-                continue
+        for item in items:
             platform, sep, ident = (part.strip() for part in item.partition(":"))
             platform = platform.lower()
             if not sep or platform not in PLATFORMS or not ident:

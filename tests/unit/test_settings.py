@@ -232,6 +232,12 @@ def test_allowed_users_parsing() -> None:
     assert load().allows("discord", 1)  # empty list = everyone
 
 
+def test_shard_ids_skip_empty_items_and_repeats() -> None:
+    settings = load(DISCORD_SHARD_COUNT="3", DISCORD_SHARD_IDS=" 2, ,0,,2,")
+    assert settings.discord_shard_ids == (2, 0)
+    assert load(DISCORD_SHARD_COUNT="3", DISCORD_SHARD_IDS=" , ,").discord_shard_ids == ()
+
+
 @pytest.mark.parametrize("entry", ["bob", "telegram:", "slack:1", "telegram:@bob", ":1"])
 def test_bad_allowed_users_entry_is_named(entry: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(f"bad entry {entry!r}")):
