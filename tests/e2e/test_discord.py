@@ -23,21 +23,11 @@ from memory import streaming
 from memory.types import ChatKind, FactStatus, IncomingMessage, ModelReply, ThreadKey
 from tests.e2e.fakes.discord import EPHEMERAL, FakeDiscord
 from tests.e2e.fakes.llm import Answer, FakeLLMServer
+from tests.e2e.waiting import WAIT_S, until
 
 FAILED = say("en", "platform.sorry")
 NOT_ALLOWED = say("en", "discord.not_allowed")
 NO_CONTENT_HINT = say("en", "discord.no_content")
-WAIT_S = 60.0  # guards against a hung test only; nothing is timed
-
-
-async def until(predicate, timeout: float = WAIT_S):
-    """Poll ``predicate`` until it is truthy; return its value."""
-    async def poll():
-        while not (value := predicate()):
-            await asyncio.sleep(0.01)
-        return value
-    return await asyncio.wait_for(poll(), timeout)
-
 
 class ScriptedModel:
     """A chat model that records what it is asked and answers from a script (default

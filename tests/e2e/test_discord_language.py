@@ -12,7 +12,8 @@ from adapters.discord._normalise import Kept
 from i18n import say
 from memory.records import TurnWrites
 from memory.types import ChatKind, IncomingMessage, ThreadKey
-from tests.e2e.test_discord import ScriptedModel, running, until
+from tests.e2e.test_discord import ScriptedModel, running
+from tests.e2e.waiting import until
 
 
 def _kept(fake, author: dict, channel: int, *, guild: int | None, text: str,

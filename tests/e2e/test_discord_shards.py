@@ -5,8 +5,6 @@ its shards only, is sent the guilds of those shards, and answers there."""
 
 from __future__ import annotations
 
-import asyncio
-
 import discord
 import pytest
 
@@ -16,16 +14,7 @@ from bot.app import build_app
 from bot.settings import load_settings
 from memory.errors import ConfigError
 from tests.e2e.fakes.discord import DISCORD_EPOCH_MS, FakeDiscord
-
-WAIT_S = 60.0  # guards against a hung test only; nothing is timed
-
-
-async def until(predicate, timeout: float = WAIT_S):
-    async def poll():
-        while not (value := predicate()):
-            await asyncio.sleep(0.01)
-        return value
-    return await asyncio.wait_for(poll(), timeout)
+from tests.e2e.waiting import WAIT_S, until
 
 
 def _guild_id(shard: int, count: int, n: int) -> int:

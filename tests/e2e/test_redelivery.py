@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from memory.types import FactStatus
-from tests.e2e.test_discord import ScriptedModel, one, running, until
+from tests.e2e.test_discord import ScriptedModel, one, running
 from tests.e2e.test_telegram import ALICE, telegram_env
+from tests.e2e.waiting import until
 
 
 @pytest.fixture(autouse=True)
