@@ -56,6 +56,20 @@ IDENTITY_TOPICS = frozenset({"name", "residence", "hometown", "employer", "job",
 #: Topic keys of how the user wants to be answered.
 STYLE_TOPICS = frozenset({"answer_length", "reply_language", "units"})
 
+#: What a fact needs to enter the profile at all, as a store can filter it
+#: (``FactStore.profile_candidates``): a kind of :data:`PROFILE_KINDS`, a topic root of
+#: :data:`PROFILE_TOPIC_ROOTS` or a write mode of :data:`PROFILE_MODES`. Every fact that
+#: :func:`profile_tier` places meets one of them (tiers 0-2 by kind or topic, 3-4 by mode);
+#: the store's filter leaves out the rest of a long history (MemDaily's shared split as one
+#: user: ~800 facts a scope, a dozen of them candidates).
+PROFILE_KINDS = CONSTRAINT_KINDS
+PROFILE_TOPIC_ROOTS = CONSTRAINT_TOPICS | IDENTITY_TOPICS | STYLE_TOPICS
+PROFILE_MODES = frozenset({"explicit", "correction"})
+#: Most candidate facts read for one profile; a scope with more is read whole (the choice is
+#: then the same as with every fact, only slower). A block of :data:`PROFILE_TOKENS` holds
+#: ~10 lines, so 500 candidates are far more than any choice among them needs.
+PROFILE_CANDIDATES = 500
+
 #: The order of write modes within a tier (what the user asked for first).
 _MODE_RANK = {"explicit": 0, "correction": 0, "repetition": 1, "statement": 2}
 

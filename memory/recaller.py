@@ -32,7 +32,15 @@ from memory.indexing import episode_text
 from memory.item_parts import episode_parts, fact_parts
 from memory.policy import SPEAKER_WEIGHT, RecallPolicy
 from memory.ports import Clock, Embedder, ScopeFilter, SearchIndex, Store, TokenCounter
-from memory.profile import as_of_session_start, profile_line, select_profile
+from memory.profile import (
+    PROFILE_CANDIDATES,
+    PROFILE_KINDS,
+    PROFILE_MODES,
+    PROFILE_TOPIC_ROOTS,
+    as_of_session_start,
+    profile_line,
+    select_profile,
+)
 from memory.recall import (
     SEMANTIC_HEADER,
     MemoryBlocks,
@@ -266,8 +274,7 @@ class Recaller:
         if limit <= 0:
             return []
         session = await self.store.conversations.get_session(session_id) if session_id is not None else None
-        facts = as_of_session_start(await self.store.facts.facts_in_scope(ctx.user.id, ctx.scope),
-                                    session.started_at if session is not None else None)
+        facts = await self._profile_candidates(ctx, session.started_at if session is not None else None)
         chosen = select_profile(facts, budget_tokens=limit, counter=self.counter,
                                 header=SEMANTIC_HEADER)
         items = []
@@ -278,6 +285,26 @@ class Recaller:
                                       fact.created_at, pinned=True, profile=True,
                                       parts=fact_parts(fact, dated=False)))
         return items
+
+    async def _profile_candidates(self, ctx: Context, started_at: datetime | None) -> list[Fact]:
+        """The facts the profile is chosen from: ``memory.profile.as_of_session_start`` of the
+        scope's facts, read as the store's ``profile_candidates`` (the facts
+        ``memory.profile.profile_tier`` can place, not every fact of the scope) and, for those
+        written since ``started_at``, ``topics_written_before``. More than
+        ``PROFILE_CANDIDATES`` candidates: every fact of the scope is read instead (the same
+        choice)."""
+        facts = await self.store.facts.profile_candidates(
+            ctx.user.id, ctx.scope, kinds=PROFILE_KINDS, topic_roots=PROFILE_TOPIC_ROOTS,
+            modes=PROFILE_MODES, limit=PROFILE_CANDIDATES)
+        if len(facts) >= PROFILE_CANDIDATES:
+            return as_of_session_start(
+                await self.store.facts.facts_in_scope(ctx.user.id, ctx.scope), started_at)
+        if started_at is None:
+            return facts
+        later = {f.topic for f in facts if f.topic and f.created_at >= started_at}
+        earlier = (await self.store.facts.topics_written_before(
+            ctx.user.id, ctx.scope, later, started_at) if later else set())
+        return [f for f in facts if f.created_at < started_at or f.topic in earlier]
 
     async def _with_own_facts(self, ctx: Context, candidates: list[RecalledItem]
                               ) -> list[RecalledItem]:

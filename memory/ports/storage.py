@@ -17,7 +17,7 @@ damaged, failing).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -274,6 +274,22 @@ class FactStore(Protocol):
 
     async def facts_of_thread(self, thread_id: int) -> list[Fact]:
         """Every fact learned in a thread (any owner, any status), oldest first."""
+        ...
+
+    async def profile_candidates(self, user_id: int, scope: Scope, *, kinds: Collection[str],
+                                 topic_roots: Collection[str], modes: Collection[str],
+                                 limit: int) -> list[Fact]:
+        """A user's active facts in a scope that may enter the profile block, oldest first:
+        those of one of ``kinds``, or whose topic key's root (the key before its first ``:``,
+        ``"opinion"`` of ``"opinion:sushi"``) is one of ``topic_roots``, or written in one of
+        ``modes``; at most ``limit`` of them (the oldest). The choice among them stays with the
+        core (``memory.profile``)."""
+        ...
+
+    async def topics_written_before(self, user_id: int, scope: Scope, topics: Collection[str],
+                                    before: datetime) -> set[str]:
+        """Which of ``topics`` (whole topic keys) a fact of the user in the scope, any status,
+        created before ``before`` has."""
         ...
 
     async def list_facts(self, user_id: int, statuses: Sequence[FactStatus]) -> list[Fact]:

@@ -112,3 +112,57 @@ async def test_unused_facts_are_archived_unless_recalled_meanwhile(store):
     assert facts[used.id].last_recalled_at == at(600)
     assert [(f.id, s) for f, s in await store.facts.all_facts()] == [
         (old.id, ada.scope), (used.id, ada.scope)]
+
+
+async def test_profile_candidates_are_the_active_facts_of_the_scope_by_kind_topic_or_mode(store):
+    ada = await Chat.open(store)
+    turn = await ada.say("facts")
+
+    async def add(text, *, kind="profile", topic=None, mode="statement", user=ada, now=None,
+                  supersedes=()):
+        return await store.facts.add_fact(
+            user_id=user.user.id, kind=kind, text=text, topic=topic, origin=user.thread,
+            source_turn_ids=[turn.id], lang="en", scope=user.scope, now=now or ada.now(),
+            mode=mode, supersedes=supersedes)
+
+    peanuts = await add("The user is allergic to peanuts", kind="prohibition")
+    home = await add("The user lives in Graz", topic="residence")
+    await add("The user's phone is 555", topic="phone")  # no kind, root or mode of the three
+    vegan = await add("The user is vegan", topic="diet:vegan")  # root before the ":"
+    asked = await add("The user keeps bees", mode="explicit")
+    await add("The user mentioned rain")
+    moved = await add("The user lives in Linz", topic="residence", supersedes=[home.id])
+    await add("The user rather likes residences", topic="residence_x")  # a root, not a prefix
+    bob = await Chat.open(store, "bob")
+    await add("The user is allergic to fish", kind="prohibition", user=bob)
+    group = await Chat.open(store, "ada", chat="club", kind=ChatKind.GROUP)
+    await add("The user is allergic to cats", kind="prohibition", user=group)
+
+    def ask(limit=50, scope=ada.scope):
+        return store.facts.profile_candidates(
+            ada.user.id, scope, kinds={"prohibition"}, topic_roots={"residence", "diet"},
+            modes={"explicit"}, limit=limit)
+
+    assert [f.id for f in await ask()] == [peanuts.id, vegan.id, asked.id, moved.id]
+    assert [f.id for f in await ask(limit=2)] == [peanuts.id, vegan.id]  # the oldest
+    got = (await ask())[0]
+    assert got == (await store.facts.get_facts([peanuts.id]))[peanuts.id]
+    assert [f.text for f in await ask(scope=group.scope)] == ["The user is allergic to cats"]
+    assert await store.facts.profile_candidates(
+        ada.user.id, ada.scope, kinds=(), topic_roots=(), modes=(), limit=10) == []
+
+
+async def test_topics_written_before_are_of_any_status_in_the_scope(store):
+    ada = await Chat.open(store)
+    turn = await ada.say("I live in Graz")
+    old = await ada.fact("The user lives in Graz", turn=turn, topic="residence")  # at(2)
+    await ada.fact("The user lives in Linz", turn=turn, topic="residence", supersedes=[old.id])
+    await ada.fact("The user drinks tea", turn=turn, topic="drink")  # at(4)
+    group = await Chat.open(store, "ada", chat="club", kind=ChatKind.GROUP)
+    await group.fact("The user works at ACME", turn=turn, topic="employer")
+    topics = {"residence", "drink", "employer", "age"}
+    assert await store.facts.topics_written_before(ada.user.id, ada.scope, topics,
+                                                   at(3)) == {"residence"}
+    assert await store.facts.topics_written_before(ada.user.id, ada.scope, topics,
+                                                   at(100)) == {"residence", "drink"}
+    assert await store.facts.topics_written_before(ada.user.id, ada.scope, set(), at(100)) == set()

@@ -9,7 +9,11 @@ from datetime import timedelta
 
 from i18n import say
 from memory.profile import (
+    PROFILE_CANDIDATES,
+    PROFILE_KINDS,
+    PROFILE_MODES,
     PROFILE_TOKENS,
+    PROFILE_TOPIC_ROOTS,
     about_the_user,
     as_of_session_start,
     profile_line,
@@ -246,3 +250,49 @@ async def test_the_offline_reply_shows_the_profile_on_the_first_reply_of_a_sessi
     assert "quant developer" in first[2]
     later = (await harness.say("How do I fix a flat tyre?"))[-1]
     assert later == NOTHING_RELATED  # later replies: only what the message relates to
+
+
+# ----------------------------------------------------------------- what the store reads
+
+
+def test_every_fact_the_profile_can_place_meets_the_stores_filter():
+    topics = [None, "residence", "diet", "diet:vegan", "answer_length", "opinion:sushi",
+              "phone", "allergy:peanuts", "employer", "residence_x"]
+    placed = 0
+    for kind in ("note", "profile", "preference", "prohibition", "constraint", "task"):
+        for topic in topics:
+            for mode in ("explicit", "correction", "repetition", "statement", None):
+                f = fact(1, "The user keeps bees", kind=kind, topic=topic, mode=mode)
+                if profile_tier(f) is None:
+                    continue
+                placed += 1
+                root = topic.split(":", 1)[0] if topic else None
+                assert (kind in PROFILE_KINDS or root in PROFILE_TOPIC_ROOTS
+                        or mode in PROFILE_MODES), (kind, topic, mode)
+    assert placed > 50
+
+
+async def test_the_profile_from_the_stores_candidates_is_the_one_from_every_fact(
+        harness, monkeypatch):
+    ctx = await harness.memory.context(harness.message("x"))
+    store, user, scope = harness.store, ctx.user, ctx.scope
+    written = []
+    kinds = ("note", "profile", "prohibition", "task")
+    topics = (None, "residence", "diet", "phone", "opinion:tea", "employer")
+    modes = ("explicit", "statement", "repetition", "correction")
+    for n in range(60):
+        kind, topic, mode = kinds[n % 4], topics[n % 6], modes[(n // 5) % 4]
+        old = [f.id for f in written if f.topic == topic and topic and f.status is FactStatus.ACTIVE]
+        written.append(await store.facts.add_fact(
+            user_id=user.id, kind=kind, text=f"The user fact number {n} about {topic}",
+            topic=topic, origin=ctx.thread, source_turn_ids=[n + 1], lang="en", scope=scope,
+            now=T0 + timedelta(minutes=n), mode=mode, supersedes=old[-1:] if n % 7 == 0 else ()))
+    every = await store.facts.facts_in_scope(user.id, scope)
+    recaller = harness.memory.recaller
+    for bound in (PROFILE_CANDIDATES, 3):  # 3: more candidates than the bound, read whole
+        monkeypatch.setattr("memory.recaller.PROFILE_CANDIDATES", bound)
+        for started in (None, T0 + timedelta(minutes=30), T0 + timedelta(minutes=59)):
+            got = await recaller._profile_candidates(ctx, started)
+            assert choose(got, budget=400) == choose(as_of_session_start(every, started),
+                                                     budget=400), (bound, started)
+            assert len(got) < len(every)

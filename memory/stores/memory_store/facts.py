@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 
 from memory.errors import StoreError
@@ -115,6 +115,28 @@ class MemoryFacts:
     async def facts_of_thread(self, thread_id: int) -> list[Fact]:
         """Every fact learned in a thread, oldest first."""
         return self._facts(lambda r: r["origin_thread_id"] == thread_id)
+
+    async def profile_candidates(self, user_id: int, scope: Scope, *, kinds: Collection[str],
+                                 topic_roots: Collection[str], modes: Collection[str],
+                                 limit: int) -> list[Fact]:
+        """A user's active facts in a scope of one of ``kinds``, or with a topic key whose
+        root (before its first ``:``) is one of ``topic_roots``, or written in one of
+        ``modes``; the oldest ``limit``, oldest first."""
+        kinds, roots, modes = set(kinds), set(topic_roots), set(modes)
+        return self._facts(
+            lambda r: r["user_id"] == user_id and r["scope"] == str(scope)
+            and r["status"] == "active"
+            and (r["kind"] in kinds or r["mode"] in modes
+                 or (r["topic"] is not None and r["topic"].split(":", 1)[0] in roots)))[:limit]
+
+    async def topics_written_before(self, user_id: int, scope: Scope, topics: Collection[str],
+                                    before: datetime) -> set[str]:
+        """Which of ``topics`` a fact of the user in the scope (any status) created before
+        ``before`` has."""
+        wanted, cut = set(topics), ts(before)
+        return {r["topic"] for r in self.t.facts.values()
+                if r["user_id"] == user_id and r["scope"] == str(scope)
+                and r["topic"] in wanted and r["created_at"] < cut}
 
     async def list_facts(self, user_id: int, statuses: Sequence[FactStatus]) -> list[Fact]:
         """A user's facts with these statuses, oldest first."""

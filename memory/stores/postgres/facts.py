@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 
 from memory.errors import StoreError
@@ -141,6 +141,29 @@ class PgFacts:
         rows = await self.db.all("SELECT * FROM facts WHERE origin_thread_id = $1 ORDER BY id",
                                  (thread_id,))
         return [fact_of(r) for r in rows]
+
+    async def profile_candidates(self, user_id: int, scope: Scope, *, kinds: Collection[str],
+                                 topic_roots: Collection[str], modes: Collection[str],
+                                 limit: int) -> list[Fact]:
+        """A user's active facts in a scope of one of ``kinds``, or with a topic key whose
+        root (before its first ``:``) is one of ``topic_roots``, or written in one of
+        ``modes``; the oldest ``limit``, oldest first."""
+        rows = await self.db.all(
+            "SELECT * FROM facts WHERE user_id = $1 AND scope = $2 AND status = 'active' AND ("
+            "kind = ANY($3::text[]) OR split_part(topic, ':', 1) = ANY($4::text[])"
+            " OR mode = ANY($5::text[])) ORDER BY id LIMIT $6",
+            (user_id, str(scope), list(kinds), list(topic_roots), list(modes), limit))
+        return [fact_of(r) for r in rows]
+
+    async def topics_written_before(self, user_id: int, scope: Scope, topics: Collection[str],
+                                    before: datetime) -> set[str]:
+        """Which of ``topics`` a fact of the user in the scope (any status) created before
+        ``before`` has."""
+        rows = await self.db.all(
+            "SELECT DISTINCT topic FROM facts WHERE user_id = $1 AND scope = $2 AND "
+            "created_at < $3 AND topic = ANY($4::text[])",
+            (user_id, str(scope), before, list(dict.fromkeys(topics))))
+        return {r["topic"] for r in rows}
 
     async def list_facts(self, user_id: int, statuses: Sequence[FactStatus]) -> list[Fact]:
         """Return a user's facts with the given statuses, oldest first."""

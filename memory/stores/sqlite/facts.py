@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 
 from memory.errors import StoreError
@@ -144,6 +144,37 @@ class SQLiteFacts:
         rows = await self.db.all("SELECT * FROM facts WHERE origin_thread_id = ? ORDER BY id",
                                (thread_id,))
         return [fact_of(r) for r in rows]
+
+    async def profile_candidates(self, user_id: int, scope: Scope, *, kinds: Collection[str],
+                                 topic_roots: Collection[str], modes: Collection[str],
+                                 limit: int) -> list[Fact]:
+        """A user's active facts in a scope of one of ``kinds``, or with a topic key whose
+        root (before its first ``:``) is one of ``topic_roots``, or written in one of
+        ``modes``; the oldest ``limit``, oldest first."""
+        kinds, roots, modes = list(kinds), list(topic_roots), list(modes)
+        root = "CASE WHEN instr(topic, ':') > 0 THEN substr(topic, 1, instr(topic, ':') - 1) ELSE topic END"
+        rows = await self.db.all(
+            "SELECT * FROM facts WHERE user_id = ? AND scope = ? AND status = 'active' AND ("
+            f"kind IN ({','.join('?' * len(kinds)) or 'NULL'})"
+            f" OR {root} IN ({','.join('?' * len(roots)) or 'NULL'})"
+            f" OR mode IN ({','.join('?' * len(modes)) or 'NULL'})) ORDER BY id LIMIT ?",
+            (user_id, str(scope), *kinds, *roots, *modes, limit))
+        return [fact_of(r) for r in rows]
+
+    async def topics_written_before(self, user_id: int, scope: Scope, topics: Collection[str],
+                                    before: datetime) -> set[str]:
+        """Which of ``topics`` a fact of the user in the scope (any status) created before
+        ``before`` has."""
+        found: set[str] = set()
+        wanted = list(dict.fromkeys(topics))
+        for start in range(0, len(wanted), CHUNK):
+            chunk = wanted[start:start + CHUNK]
+            rows = await self.db.all(
+                "SELECT DISTINCT topic FROM facts WHERE user_id = ? AND scope = ? AND "
+                f"created_at < ? AND topic IN ({','.join('?' * len(chunk))})",
+                (user_id, str(scope), ts(before), *chunk))
+            found |= {r["topic"] for r in rows}
+        return found
 
     async def list_facts(self, user_id: int, statuses: Sequence[FactStatus]) -> list[Fact]:
         """Return a user's facts with the given statuses, oldest first."""
