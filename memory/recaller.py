@@ -73,8 +73,19 @@ class RecallResult:
     ranked: tuple[RecalledItem, ...] = field(default=())
 
 
+_DAYS: dict[int, str] = {}  # "YYYY-MM-DD" by proleptic ordinal (every round line has one)
+
+
 def _date(value: datetime) -> str:
-    return value.strftime("%Y-%m-%d")
+    """``value``'s day as ``YYYY-MM-DD`` (its own fields: stored times are UTC), formatted
+    once per day (a long history's recall renders hundreds of dated lines a question)."""
+    day = value.toordinal()
+    text = _DAYS.get(day)
+    if text is None:
+        if len(_DAYS) >= 4096:
+            _DAYS.clear()
+        text = _DAYS[day] = value.strftime("%Y-%m-%d")
+    return text
 
 
 def _fact_line(fact: Fact) -> str:
