@@ -126,9 +126,9 @@ def excerpt(
     if count(whole) <= limit:
         return whole, tuple(t.turn_id for t in turns)
     q = terms(query) if query_terms is None else query_terms
-    best = max(range(len(turns)), key=lambda i: (
+    best = 0 if len(turns) == 1 else max(range(len(turns)), key=lambda i: (
         overlap(q, turns[i].text) + (USER_TURN_BONUS if turns[i].role == "user" else 0), -i))
-    turn = turns[best]
+    turn = turns[best]  # a round of one turn: that turn, without reading its words
     head = f"{prefix}{turn.speaker}: "
     line = head + turn.text
     if count(line) > limit:
