@@ -252,9 +252,16 @@ class Recaller:
             by_kind.setdefault(hit.kind, []).append(hit.item_id)
         facts = await self.store.facts.get_facts(by_kind.get(ItemKind.FACT, []))
         episodes = await self.store.episodes.get_episodes(by_kind.get(ItemKind.EPISODE, []))
-        rounds = await self.store.episodes.get_rounds(by_kind.get(ItemKind.ROUND, []))
+        round_ids = by_kind.get(ItemKind.ROUND, [])
+        # the rounds next to them (``_with_replies``: the reply and the message before a
+        # one-turn round) in the same read: one round query a recall
+        steps = [s for s, w in ((1, self.policy.reply_weight), (-1, self.policy.prev_weight))
+                 if w > 0] if fetched is not None else []
+        read = await self.store.episodes.get_rounds(
+            dict.fromkeys([*round_ids, *(i + s for i in round_ids for s in steps)]))
+        rounds = {i: read[i] for i in round_ids if i in read}
         if fetched is not None:
-            fetched.update(rounds)
+            fetched.update(read)
         shown = await self._round_excerpts(rounds, query)  # long rounds as excerpts
         out: list[RecalledItem] = []
         for hit, score in ranked:
@@ -395,30 +402,38 @@ class Recaller:
         higher), and re-sort by score (stable). Pinned items are not in ``candidates`` yet."""
         if self.policy.reply_weight <= 0 and self.policy.prev_weight <= 0:
             return candidates
-        score_of = {c.key: c.score for c in candidates}
-        single = [c for c in candidates if c.kind is ItemKind.ROUND and len(c.source_turn_ids) == 1]
+        round_score: dict[int, float] = {}  # round id -> its score among the candidates
+        single: list[tuple[int, float]] = []  # (round id, score) of rounds showing one turn
+        for c in candidates:
+            if c.kind is ItemKind.ROUND:
+                rid = int(c.key[6:])  # "round:<id>"
+                round_score.setdefault(rid, c.score)
+                if len(c.source_turn_ids) == 1:
+                    single.append((rid, c.score))
         if not single:
             return candidates
-        ids = {int(c.key.split(":")[1]) for c in single}
-        mine = await self._get_rounds(ids, fetched)  # one-turn rounds, not excerpts of longer ones
+        mine = await self._get_rounds({rid for rid, _ in single}, fetched)  # not excerpts
         nexts = await self._get_rounds([i + step for i, r in mine.items()
                                         if len(r.turn_ids) == 1
                                         for step in ((1, -1) if self.policy.prev_weight > 0 else (1,))],
                                        fetched)
         boost: dict[int, float] = {}
-        for c in single:
-            rid = int(c.key.split(":")[1])
-            for step, weight in ((1, self.policy.reply_weight), (-1, self.policy.prev_weight)):
-                nxt, own = nexts.get(rid + step), mine.get(rid)
-                if weight <= 0 or nxt is None or own is None or nxt.session_id != own.session_id:
+        steps = [(s, w) for s, w in ((1, self.policy.reply_weight), (-1, self.policy.prev_weight))
+                 if w > 0]
+        for rid, score in single:
+            own = mine.get(rid)
+            if own is None:
+                continue
+            for step, weight in steps:
+                nxt = nexts.get(rid + step)
+                if nxt is None or nxt.session_id != own.session_id:
                     continue
-                boost[nxt.id] = max(boost.get(nxt.id, 0.0), weight * c.score)
-        new = {i: b for i, b in boost.items() if b > score_of.get(f"round:{i}", -1.0)}
+                boost[nxt.id] = max(boost.get(nxt.id, 0.0), weight * score)
+        new = {i: b for i, b in boost.items() if b > round_score.get(i, -1.0)}
         if not new:
             return candidates
         shown = await self._round_excerpts({i: nexts[i] for i in new}, query)
-        out = [c for c in candidates if not (c.kind is ItemKind.ROUND
-                                             and int(c.key.split(":")[1]) in new)]
+        out = [c for c in candidates if not (c.kind is ItemKind.ROUND and int(c.key[6:]) in new)]
         for i, b in new.items():
             rnd = nexts[i]
             text, turn_ids = shown[i]
