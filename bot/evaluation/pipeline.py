@@ -39,6 +39,11 @@ class EngineTarget:
         # turn id -> message id of recorded assistant replies (stored without a platform id)
         self._reply_ids: dict[int, str] = {}
         self._ranking: list[EvalItem] = []
+        # turn id -> platform message id of the turns recalled so far: questions are asked
+        # read-only, so a turn's id never changes meaning; without it every question read
+        # the turns of all its ranked candidates (~700 a question on MemDaily's split)
+        # inside the recall's timing, work production recall does not do
+        self._message_ids: dict[int, str | None] = {}
 
     @classmethod
     async def create(cls, folder: Path, *, settings: Settings, embedder: Embedder,
@@ -88,9 +93,12 @@ class EngineTarget:
         result = await memory.recall(ctx, question, budget_tokens=budget_tokens, touch=False)
         ranked = list(result.ranked) or list(result.blocks.items)
         turn_ids = {t for item in (*result.blocks.items, *ranked) for t in item.source_turn_ids}
-        message_ids = {t.id: t.platform_message_id
-                       for t in await self.app.store.conversations.get_turns(turn_ids)}
-        message_ids.update((k, v) for k, v in self._reply_ids.items() if k in turn_ids)
+        message_ids = self._message_ids
+        missing = turn_ids - message_ids.keys()
+        if missing:
+            read = {t.id: t.platform_message_id
+                    for t in await self.app.store.conversations.get_turns(missing)}
+            message_ids.update((i, self._reply_ids.get(i, read.get(i))) for i in missing)
 
         threshold = memory.config.threshold
 
