@@ -7,6 +7,9 @@ inputs into batches of at most :data:`BATCH_SIZE` texts and :data:`BATCH_CHARS` 
 coalesces concurrent queries into one backend call, and maps every backend failure to
 :class:`~memory.errors.ModelError` (``raise ... from exc``).
 
+Memo: the vectors of the last :data:`MEMO_TEXTS` texts embedded (per side) are kept; a text
+asked for again is answered from them without a backend call (the same vector it got before).
+
 Coalescing: a query that arrives while the backend is idle starts at once, together with any
 other query of the same event-loop turn; queries that arrive while the backend is busy wait
 for the call in progress and then go in one call, ahead of the next batch of documents (so a
@@ -22,7 +25,7 @@ import logging
 import threading
 import time
 import weakref
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar, TypeVar
@@ -42,6 +45,11 @@ BATCH_SIZE = 8
 #: Most characters per call (after :func:`prepare_text`): long texts go a few at a time, so a
 #: query queued behind a document batch waits for at most ~one second of embedding.
 BATCH_CHARS = 4000
+#: Vectors of the most recently embedded texts kept per embedder (query and document sides
+#: apart: e5 prefixes them differently), so a text embedded again within a while costs
+#: nothing: the same question asked in many chats, "thanks" and "ok", an episode of a one-turn
+#: session worded as another's. 2,048 vectors of 384 float64 are ~6 MiB.
+MEMO_TEXTS = 2048
 #: Inputs are cut to this many characters (Unicode code points) before embedding. Longer texts
 #: cost time linearly and their vectors blur; stored memories are far shorter than this.
 MAX_CHARS = 2000
@@ -197,6 +205,10 @@ class ModelBackedEmbedder:
         self._busy: dict[asyncio.AbstractEventLoop, int] = {}
         self._turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Turns] = (
             weakref.WeakKeyDictionary())
+        # (is_query, prepared text) -> unit vector, least recently used first
+        self._memo: OrderedDict[tuple[bool, str], np.ndarray] = OrderedDict()
+        self.memo_hits = 0
+        self.memo_misses = 0
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, dim={self.dim})"
@@ -217,9 +229,28 @@ class ModelBackedEmbedder:
         """
         await self._in_worker(self._locked, lambda: None)
 
+    def _recalled(self, key: tuple[bool, str]) -> np.ndarray | None:
+        """The memo's vector for ``key`` (moved to the newest end), or None."""
+        vector = self._memo.get(key)
+        if vector is None:
+            self.memo_misses += 1
+            return None
+        self._memo.move_to_end(key)
+        self.memo_hits += 1
+        return vector
+
+    def _keep(self, key: tuple[bool, str], vector: np.ndarray) -> None:
+        """Remember ``vector`` for ``key``, dropping the least recently used beyond
+        :data:`MEMO_TEXTS`."""
+        self._memo[key] = vector
+        self._memo.move_to_end(key)
+        while len(self._memo) > MEMO_TEXTS:
+            self._memo.popitem(last=False)
+
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """Embed stored texts, at most :data:`BATCH_SIZE` texts and :data:`BATCH_CHARS`
-        characters per backend call; queries waiting meanwhile go between two batches.
+        characters per backend call; queries waiting meanwhile go between two batches. Texts
+        in the memo (module docstring), and repeats within the call, are not embedded again.
 
         Returns:
             One unit vector (``dim`` floats) per text, in input order.
@@ -229,11 +260,19 @@ class ModelBackedEmbedder:
             TypeError: an item is not a ``str``.
         """
         prepared = [prepare_text(t) for t in texts]
-        vectors: list[list[float]] = []
-        for batch in _batches(prepared):
+        found: dict[str, np.ndarray] = {}
+        missing = []
+        for text in dict.fromkeys(prepared):
+            if (vector := self._recalled((False, text))) is not None:
+                found[text] = vector
+            else:
+                missing.append(text)
+        for batch in _batches(missing):
             matrix = await self._call(batch, False)
-            vectors.extend(matrix.tolist())
-        return vectors
+            for text, vector in zip(batch, matrix):
+                found[text] = vector
+                self._keep((False, text), vector)
+        return [found[t].tolist() for t in prepared]
 
     async def embed_query(self, text: str) -> list[float]:
         """Embed a search query, coalesced with concurrent queries (module docstring).
@@ -244,13 +283,17 @@ class ModelBackedEmbedder:
             TypeError: ``text`` is not a ``str``.
         """
         prepared = prepare_text(text)
+        if (known := self._recalled((True, prepared))) is not None:
+            return known.tolist()
         loop = asyncio.get_running_loop()
         waiting = self._queries.setdefault(loop, [])
         future: asyncio.Future = loop.create_future()
         waiting.append((prepared, future))
         if self._busy.get(loop, 0) == 0 and len(waiting) == 1:
             loop.call_soon(self._send_queries, loop)  # the rest of this loop turn joins it
-        return await future
+        vector = await future
+        self._keep((True, prepared), vector)
+        return vector.tolist()
 
     def _send_queries(self, loop: asyncio.AbstractEventLoop) -> None:
         """Start one backend call for the queries waiting on ``loop`` (at most
@@ -279,7 +322,7 @@ class ModelBackedEmbedder:
                 elif done.exception() is not None:
                     fut.set_exception(done.exception())
                 else:
-                    fut.set_result(done.result()[i].tolist())
+                    fut.set_result(done.result()[i])
 
         task.add_done_callback(settle)
 

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from unittest.mock import ANY
 
 import numpy as np
 import pytest
@@ -390,4 +391,44 @@ async def test_backend_promising_unit_rows_is_held_to_it() -> None:
     assert math.isclose(sum(x * x for x in await fake.embed_query("x")), 1.0)
     fake.output = np.ones((1, 8))  # e.g. garbage left in an uninitialised buffer
     with pytest.raises(ModelError):
-        await fake.embed_query("x")
+        await fake.embed_query("y")  # "x" is answered from the memo
+
+
+class Distinct(FakeBackend):
+    """A different vector per text (its length picks the basis vector)."""
+
+    def _encode(self, model, texts, is_query):
+        super()._encode(model, texts, is_query)
+        out = np.zeros((len(texts), self.dim))
+        for i, text in enumerate(texts):
+            out[i, len(text) % self.dim] = 1.0
+            out[i, (len(text) + 1) % self.dim] = 0.5 if is_query else -0.5
+        return out
+
+
+async def test_a_text_embedded_again_is_answered_from_the_memo() -> None:
+    fake = Distinct()
+    first = await fake.embed_documents(["thanks", "ok", "thanks"])
+    assert fake.calls == [(["thanks", "ok"], False)]  # a repeat within the call, once
+    assert await fake.embed_documents(["ok", "hello", "thanks"]) == [first[1], ANY, first[0]]
+    assert fake.calls[1:] == [(["hello"], False)]
+    query = await fake.embed_query("thanks")  # the query side is its own
+    assert fake.calls[2:] == [(["thanks"], True)] and query != first[0]
+    assert await fake.embed_query("thanks") == query and len(fake.calls) == 3
+    assert (fake.memo_hits, fake.memo_misses) == (3, 4)
+
+
+async def test_the_memo_keeps_the_most_recently_used_texts() -> None:
+    from adapters.embedders import _base
+
+    fake = Distinct()
+    texts = [f"text {n}" for n in range(_base.MEMO_TEXTS + 1)]
+    await fake.embed_documents(texts[:1])
+    await fake.embed_documents(texts[1:_base.MEMO_TEXTS])
+    await fake.embed_documents(texts[:1])  # used again: now the newest
+    await fake.embed_documents(texts[_base.MEMO_TEXTS:])  # one past the bound: text 1 goes
+    calls = len(fake.calls)
+    await fake.embed_documents(texts[:1] + texts[2:4])
+    assert len(fake.calls) == calls
+    await fake.embed_documents(texts[1:2])
+    assert fake.calls[-1] == (["text 1"], False)
