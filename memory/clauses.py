@@ -126,9 +126,13 @@ def zh_speaker_is_subject(clause: str) -> bool:
 
 def lasting_statement(clause: str, lang: str | None = None) -> bool:
     """True when the speaker is the subject with a verb or noun of lasting things right after
-    (past adverbs): "I have two cats", "I mainly use Go", "my wife is ...", 我养了两只猫,
-    我平时喝茶 (``STATEMENT_HEADS``); "I think so", 我想问 are not."""
+    (past adverbs) and a predicate about them: "I have two cats", "I mainly use Go", "my wife
+    is ...", 我养了两只猫, 我平时喝茶 (``STATEMENT_HEADS``); "I think so", 我想问 are not, nor a
+    predicate of a pronoun or the listener alone ("I love it", "I'm here for you", 我也喜欢这样:
+    :func:`about_the_speaker`)."""
     lang = lang or language_of(clause)
+    if not about_the_speaker(clause, lang):
+        return False
     if lang == "zh" or has_cjk(clause):
         at = clause.find(ZH.SPEAKER)
         while at >= 0:
@@ -136,7 +140,8 @@ def lasting_statement(clause: str, lang: str | None = None) -> bool:
                 rest = clause[at + 1:].removeprefix("们").removeprefix("的")
                 for adverb in ZH.ADVERBS:
                     rest = rest.removeprefix(adverb)
-                if rest.startswith(ZH.STATEMENT_HEADS):
+                head = next((h for h in ZH.STATEMENT_HEADS if rest.startswith(h)), None)
+                if head is not None and _zh_said_of(rest[len(head):]):
                     return True
             at = clause.find(ZH.SPEAKER, at + 1)
         return False
@@ -146,9 +151,91 @@ def lasting_statement(clause: str, lang: str | None = None) -> bool:
             j = i + 1
             while j < len(words) and words[j] in EN.ADVERBS:
                 j += 1
-            if j < len(words) and words[j] in EN.STATEMENT_HEADS:
+            if j < len(words) and words[j] in EN.STATEMENT_HEADS and _en_said_of(words[j + 1:]):
                 return True
     return False
+
+
+# ----------------------------------------------------------------- what a clause is about
+
+def about_the_speaker(clause: str, lang: str | None = None) -> bool:
+    """True when ``clause`` may state something about the speaker: the speaker (or the
+    speaker's own) is its subject (:func:`speaker_subject`), and it is no pleasantry
+    (:func:`is_pleasantry`) and does not speak to or of the listener
+    (:func:`names_the_listener`: "I'm always here for you", 我一直在你身边)."""
+    lang = lang or language_of(clause)
+    return speaker_subject(clause, lang) and not is_pleasantry(clause, lang) and \
+        not names_the_listener(clause, lang)
+
+
+def names_the_listener(clause: str, lang: str | None = None) -> bool:
+    """True when ``clause`` names the listener (you, your, yourself; 你, 您): it is said to or
+    about them ("believe in yourself", "I'm proud of you", 你永远是最棒的)."""
+    lang = lang or language_of(clause)
+    if lang == "zh" or has_cjk(clause):
+        return any(w in clause for w in ZH.LISTENER)
+    return any(t.norm in EN.LISTENER for t in tokens(clause))
+
+
+def is_pleasantry(clause: str, lang: str | None = None) -> bool:
+    """True when ``clause`` is a pleasantry, thanks, greeting or acknowledgement, with or
+    without a name it is said to ("Thanks, Caroline!", "Yep!", "Nice one, Gina!", 谢谢！,
+    好的好的, 嗯嗯): made of ``PLEASANTRIES`` alone, besides names (English: capitalised words
+    other than "I"; Chinese: up to three characters left over) and punctuation."""
+    lang = lang or language_of(clause)
+    if lang == "zh" or has_cjk(clause):
+        rest, found = "".join(ch for ch in clause if ch.isalnum()), False
+        changed = True
+        while changed:
+            changed = False
+            for word in ZH.PLEASANTRIES:
+                if word in rest:
+                    rest, found, changed = rest.replace(word, ""), True, True
+        return found and len(rest) <= 3 and ZH.SPEAKER not in rest
+    found = False
+    for t in tokens(clause):
+        if t.norm in EN.PLEASANTRIES:
+            found = True
+        elif t.norm.isalnum() and not (clause[t.start].isupper() and t.norm != "i"):
+            return False
+    return found
+
+
+def is_maxim(clause: str, lang: str | None = None) -> bool:
+    """True when ``clause`` is a saying about everyone rather than a statement about someone:
+    its subject is an activity ("staying positive is very important", "to be kind ...") or
+    everyone ("everybody makes mistakes"), or it judges (a copula, then a judgement word:
+    "honesty is the best policy"; 保持好心态非常重要: a degree word)."""
+    lang = lang or language_of(clause)
+    if lang == "zh" or has_cjk(clause):
+        return any(w in clause for w in ZH.DEGREE_WORDS)
+    words = [w for w in after_openers(norms(tokens(clause))) if w not in EN.ADVERBS]
+    if not words:
+        return False
+    gerund = words[0].endswith("ing") and len(words[0]) > 4 and len(words) > 1 and \
+        words[1] not in EN.COPULAS  # "staying positive is ...", not "spring is ..."
+    if words[0] in EN.GENERIC_SUBJECTS or words[0] == "to" or gerund:
+        return True
+    copula = next((i for i, w in enumerate(words) if w in EN.COPULAS | {"was", "were"}), None)
+    if copula is None:
+        return False
+    value = [w for w in words[copula + 1:copula + 4] if w not in EN.ARTICLES]
+    return bool(value) and value[0] in EN.NOT_VALUES
+
+
+def _en_said_of(predicate: list[str]) -> bool:
+    """The rest of a statement after its verb says something of the speaker: a word that is
+    no pronoun, adverb or auxiliary ("I love it", "I have been there too" say nothing)."""
+    return any(w.isalnum() and w not in EN.PRONOUNS | EN.ADVERBS | EN.AUXILIARIES
+               | EN.LISTENER | {"been", "so", "too", "a", "the"} for w in predicate)
+
+
+def _zh_said_of(predicate: str) -> bool:
+    """The same for Chinese: the rest after the verb is more than a pronoun (我也喜欢这样)."""
+    rest = "".join(ch for ch in predicate if ch.isalnum())
+    for tail in ZH.VALUE_TAILS:
+        rest = rest.removesuffix(tail)
+    return bool(rest) and rest not in ZH.PRONOUNS
 
 
 def mentions_speaker(text: str, lang: str | None = None) -> bool:
@@ -176,8 +263,7 @@ def is_hypothetical(clause: str, lang: str | None = None) -> bool:
     if lang == "zh" or has_cjk(clause):
         return clause.lstrip(" ，,").startswith(ZH.SUBORDINATORS[:6])
     words = after_openers(norms(tokens(clause)))
-    return bool(words) and words[0] in {"if", "suppose", "supposing", "imagine",
-                                        "hypothetically", "assuming"}
+    return bool(words) and words[0] in EN.HYPOTHETICAL
 
 
 def is_transient(clause: str, lang: str | None = None) -> bool:

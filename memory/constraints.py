@@ -1,6 +1,17 @@
 """Constraints the assistant must respect from their first mention: allergies, diets,
 medical conditions and prohibitions of the speaker ("don't message me on weekends",
-别在周末给我发消息)."""
+别在周末给我发消息).
+
+A constraint word counts only where it is predicated of the speaker in its own clause: as a
+state ("I'm allergic", "I got allergic", 我乳糖不耐受, 我对芒果过敏), as something they have
+("I have type 1 diabetes", "I suffer from migraines", 我有高血压, 我是素食者), or as the
+predicate itself ("I can't eat pork", 我不吃香菜); not under a wish, a condition or a
+negation ("I wish I wasn't allergic", "if I can find any I'm not allergic to", 我希望我不过敏),
+not as the attribute of a thing ("I made vegan ice cream", 我做了素食冰淇淋). A sentence is cut
+into clauses at punctuation and at "so", "since", "but", "because" (所以, 因为, 但是 ...), and
+the constraint's text is its clause alone ("I'm lactose intolerant, so I'll need the
+dairy-free recipe" -> "I'm lactose intolerant").
+"""
 
 from __future__ import annotations
 
@@ -10,39 +21,239 @@ from memory.lexicon import zh as ZH
 from memory.segmenter import segmenter
 from memory.text import has_cjk
 
+_EN_TIMES = frozenset({"today", "tonight", "tomorrow", "yesterday"})
+_ZH_TIMES = ("今天", "今晚", "明天", "昨天", "刚才")
+#: Most tokens between a verb of having and the constraint word ("I have a mild nut allergy").
+_HAVING_SPAN = 5
+#: Most tokens between a copula and the constraint word ("I'm severely lactose intolerant").
+_STATE_SPAN = 3
+
 
 def constraint(clause: str, lang: str) -> bool:
     """True when ``clause`` states a constraint the assistant must respect from its first
-    mention: an allergy, intolerance, diet or medical condition of the speaker ("I'm
+    mention (:func:`constraint_text` finds one)."""
+    return constraint_text(clause, lang) is not None
+
+
+def constraint_text(clause: str, lang: str) -> str | None:
+    """The part of ``clause`` (one sentence) that states a constraint of the speaker's, as
+    said: an allergy, intolerance, diet or medical condition predicated of the speaker ("I'm
     allergic to sesame", "I have type 1 diabetes", 我乳糖不耐受), or a prohibition addressed to
-    the assistant about the speaker ("please don't message me on weekends", 别在周末给我发消息).
-    Questions, suppositions and passing states are none."""
+    the assistant about the speaker ("please don't message me on weekends", "no ibuprofen for
+    me", 别在周末给我发消息); consecutive clauses that both state one are kept together ("I'm
+    on blood thinners, so no ibuprofen for me"). None for questions, suppositions, passing
+    states and anything else (see the module docstring)."""
     if L.is_question(clause) or L.is_hypothetical(clause, lang):
-        return False
+        return None
     if lang == "zh" or has_cjk(clause):
         return _zh_constraint(clause)
-    words = L.norms(L.tokens(clause))
-    transient = any(w in {"today", "tonight", "tomorrow", "yesterday"} for w in words)
-    if transient:
-        return False
-    # the speaker's own ("I'm allergic", "we're vegan"), not "my dog is allergic to chicken"
-    if any(w in {"i", "we"} for w in words) and L.speaker_subject(clause, "en") and (
-            any(w in EN.CONSTRAINT_WORDS for w in words)
-            or L.find_phrase(words, EN.CONSTRAINT_PHRASES) is not None):
-        return True
-    rest = L.after_openers(words)
+    toks = L.tokens(clause)
+    words = L.norms(toks)
+    if any(w in _EN_TIMES for w in words):
+        return None
+    spans = [_en_part(words, a, b) for a, b in _en_parts(words)]
+    first = next((k for k, span in enumerate(spans) if span is not None), None)
+    if first is None:
+        return None
+    last = first
+    while last + 1 < len(spans) and spans[last + 1] is not None:
+        last += 1  # neighbouring clauses that state one too
+    start, end = spans[first][0], spans[last][1]
+    while end > start + 1 and not words[end - 1].isalnum():
+        end -= 1  # the full stop after "no ibuprofen for me."
+    return clause[toks[start].start:toks[end - 1].end]
+
+
+def _en_parts(words: list[str]) -> list[tuple[int, int]]:
+    """``words`` cut into clauses: a boundary word (``CLAUSE_BOUNDARIES``) opens a new one,
+    except "so" as a degree word ("I'm so allergic") and a word before a number ("since
+    2019")."""
+    cuts = [0]
+    for k in range(1, len(words)):
+        word, nxt = words[k], words[k + 1] if k + 1 < len(words) else ""
+        if word not in EN.CLAUSE_BOUNDARIES or nxt[:1].isdigit():
+            continue
+        if word == "so" and words[k - 1] != "," and nxt not in EN.SPEAKER_SUBJECTS | \
+                EN.PRONOUNS | EN.NEGATIONS:
+            continue
+        if cuts[-1] == k - 1 and words[k - 1] in EN.CLAUSE_BOUNDARIES:
+            continue  # ", so ...": one cut
+        cuts.append(k)
+    return [(a, b) for a, b in zip(cuts, [*cuts[1:], len(words)]) if a < b]
+
+
+def _en_part(words: list[str], a: int, b: int) -> tuple[int, int] | None:
+    """The span (token offsets) of the constraint clause ``words[a:b]`` states, or None."""
+    for i in range(a, b):
+        if words[i] not in {"i", "we"}:
+            continue
+        if any(w in EN.NOT_HOLDING or w in EN.REPORTING for w in words[a:i]):
+            continue  # "I wish I wasn't ...", "if I can find any I'm not allergic to"
+        if _en_predicated(words, i + 1, b):
+            end = next((k for k in range(i + 2, b) if words[k] in {"i", "we"}), b)
+            while end > i + 1 and words[end - 1] in {"and", "or", "then", ","}:
+                end -= 1
+            return i, end
+    rest = words[a:b]
+    while rest and (rest[0] in EN.CLAUSE_BOUNDARIES or not rest[0].isalnum()):
+        rest = rest[1:]
+    if rest[:1] == ["no"] and len(rest) > 1 and rest[1].isalnum() and L.find_phrase(
+            rest, (("for", "me"), ("for", "us"))) is not None:
+        return b - len(rest), b  # "no ibuprofen for me"
+    rest = L.after_openers(rest)
     opens = any(L.starts_with(rest, p) for p in EN.PROHIBITION_OPENERS)
-    return opens and any(w in EN.CONTACT_VERBS for w in rest[:6]) and any(
-        w in EN.SPEAKER_WORDS for w in rest)
+    if opens and any(w in EN.CONTACT_VERBS for w in rest[:6]) and any(
+            w in EN.SPEAKER_WORDS for w in rest):
+        return b - len(rest), b  # "please don't message me on weekends"
+    return None
 
 
-def _zh_constraint(clause: str) -> bool:
-    if any(w in clause for w in ("今天", "今晚", "明天", "昨天", "刚才")):
+def _skip(words: list[str], j: int, end: int, skipped: frozenset[str]) -> int:
+    while j < end and words[j] in skipped:
+        j += 1
+    return j
+
+
+def _has_constraint(words: list[str]) -> bool:
+    return any(w in EN.CONSTRAINT_WORDS for w in words) or \
+        L.find_phrase(words, EN.CONSTRAINT_PHRASES) is not None
+
+
+def _en_predicated(words: list[str], j: int, end: int) -> bool:
+    """A constraint is predicated of the subject before token ``j`` (see the module
+    docstring): "am allergic", "got allergic", "have been vegan", "have type 1 diabetes",
+    "suffer from migraines", "am on blood thinners", "can't eat pork"."""
+    j = _skip(words, j, end, EN.ADVERBS)
+    if any(L.starts_with(words[:end], p, j) for p in EN.CONSTRAINT_PREDICATES):
+        return True
+    if j + 1 < end and words[j] in {"have", "has", "was", "were"} and \
+            words[j + 1] in EN.CONSTRAINT_COPULAS | EN.CONSTRAINT_HAVING:
+        j = _skip(words, j + 1, end, EN.ADVERBS)  # "I've been", "I was diagnosed"
+    if j >= end or words[j] in EN.NEGATIONS:
         return False
-    at = L.zh_speaker_at(clause)
-    if at is not None and L.zh_speaker_is_subject(clause[at:]) and any(
-            w in clause[at:] for w in ZH.CONSTRAINT_WORDS):
-        return True  # the speaker's own (我对芒果过敏), not 我女儿对花生过敏
+    if words[j] in EN.CONSTRAINT_COPULAS:
+        k = _skip(words, j + 1, end, EN.ADVERBS)
+        if k < end and words[k] in EN.NEGATIONS:
+            return False
+        k = _skip(words, k, end, EN.ARTICLES | {"on"})
+        window = []
+        for w in words[k:min(k + _STATE_SPAN, end)]:
+            if not w.isalnum() and "-" not in w:
+                break
+            window.append(w)
+            if w.endswith(("ing", "ed")) and w not in EN.CONSTRAINT_WORDS:
+                break  # "I'm making vegan ice cream", "I'm obsessed with ..."
+        return _has_constraint(window)
+    if words[j] in EN.CONSTRAINT_HAVING:
+        k = _skip(words, j + 1, end, frozenset({"from", "with"}))
+        window = []
+        for w in words[k:min(k + _HAVING_SPAN, end)]:
+            if not w.isalnum() and "-" not in w:
+                break
+            window.append(w)
+        return _has_constraint(window)
+    return False
+
+
+# ----------------------------------------------------------------- Chinese
+
+def _zh_constraint(clause: str) -> str | None:
+    if any(w in clause for w in _ZH_TIMES):
+        return None
+    parts = _zh_parts(clause)
+    starts: list[int | None] = []
+    for start, end in parts:
+        part = clause[start:end]
+        at = _zh_speaker_constraint(part)
+        if at is None and starts and starts[-1] is not None and _zh_strip(
+                part, ZH.CONJUNCTIONS + ZH.ADVERBS).startswith(ZH.CONSTRAINT_WORDS):
+            at = 0  # 我吃素，不吃任何肉: the speaker of the clause before
+        if at is None and _zh_prohibition(part):
+            at = 0
+        starts.append(at)
+    first = next((k for k, at in enumerate(starts) if at is not None), None)
+    if first is None:
+        return None
+    last = first
+    while last + 1 < len(starts) and starts[last + 1] is not None:
+        last += 1
+    return clause[parts[first][0] + starts[first]:parts[last][1]].strip(" ，,")
+
+
+def _zh_parts(clause: str) -> list[tuple[int, int]]:
+    """``clause`` cut into clauses at punctuation and at ``CLAUSE_WORDS`` (所以, 因为, 但是),
+    as (start, end) character offsets without the cutting marks and words."""
+    out, start, i = [], 0, 0
+    while i < len(clause):
+        word = next((w for w in ZH.CLAUSE_WORDS if clause.startswith(w, i)), None)
+        if clause[i] in ZH.CLAUSE_MARKS or word:
+            if i > start:
+                out.append((start, i))
+            i += len(word) if word else 1
+            start = i
+            continue
+        i += 1
+    if start < len(clause):
+        out.append((start, len(clause)))
+    return out
+
+
+def _zh_strip(text: str, words: tuple[str, ...]) -> str:
+    """``text`` without any of ``words`` at its start (longest first, repeatedly)."""
+    ordered = sorted(words, key=len, reverse=True)
+    changed = True
+    while changed:
+        changed = False
+        for word in ordered:
+            if text.startswith(word):
+                text, changed = text[len(word):], True
+    return text
+
+
+def _zh_speaker_constraint(part: str) -> int | None:
+    """Where the speaker stands in ``part`` as the subject of a constraint (see the module
+    docstring: 我对芒果过敏, 我乳糖不耐受, 我有高血压, 我是素食者, 我不吃香菜), or None."""
+    at = part.find(ZH.SPEAKER)
+    while at >= 0:
+        before, rest = part[:at], part[at + 1:].removeprefix("们")
+        if before.endswith(ZH.OBJECT_MARKERS) or any(w in before for w in ZH.NOT_HOLDING) or \
+                rest.startswith(("的", *ZH.OTHER_PEOPLE)):
+            at = part.find(ZH.SPEAKER, at + 1)
+            continue  # 给我, 我希望我不过敏, 我女儿对花生过敏
+        rest = _zh_strip(rest, ZH.ADVERBS)
+        if _zh_predicated(rest):
+            return at
+        at = part.find(ZH.SPEAKER, at + 1)
+    return None
+
+
+def _zh_predicated(rest: str) -> bool:
+    """A constraint is predicated of the speaker whose predicate ``rest`` is."""
+    if rest.startswith(ZH.CONSTRAINT_WORDS):
+        return True  # 我吃素, 我不吃香菜, 我过敏
+    if rest.startswith(("不", "没")):
+        return False  # 我不过敏, 我没有高血压
+    if rest.startswith("对"):
+        word = next((w for w in ZH.CONSTRAINT_AFTER_NOUN if w in rest), None)
+        return word is not None and not rest[:rest.find(word)].endswith(("不", "没"))
+    for word in ZH.CONSTRAINT_AFTER_NOUN:  # 我乳糖不耐受, 我花粉过敏
+        p = rest.find(word)
+        if 0 < p <= 4 and not any(ch in ZH.NOT_IN_CONSTRAINT_NOUN for ch in rest[:p]):
+            return True
+    for verb in ZH.CONSTRAINT_VERBS:  # 我有高血压, 我患有哮喘, 我是素食者
+        p = rest.find(verb)
+        if 0 <= p <= 3 and not any(ch in ZH.NOT_IN_CONSTRAINT_NOUN for ch in rest[:p]):
+            after = rest[p + len(verb):]
+            for word in ZH.CONSTRAINT_WORDS:
+                q = after.find(word)
+                if 0 <= q <= 6 and not any(ch in ZH.NOT_IN_CONSTRAINT_NOUN for ch in after[:q]):
+                    return True
+    return False
+
+
+def _zh_prohibition(clause: str) -> bool:
+    """A negative imperative to the assistant about contacting or suggesting to the speaker
+    (别在周末给我发消息), not the speaker's own wish (我不要喝咖啡)."""
     bounds = _zh_word_bounds(clause)
     for opener, p in ((o, p) for o in ZH.PROHIBITION_OPENERS for p in _find_all(clause, o)):
         if p not in bounds or p + len(opener) not in bounds:
@@ -56,8 +267,6 @@ def _zh_constraint(clause: str) -> bool:
         if ZH.SPEAKER in after and any(v in after for v in ZH.CONTACT_VERBS):
             return True
     return False
-
-
 
 
 def _find_all(text: str, part: str) -> list[int]:

@@ -197,13 +197,19 @@ def ended_values(text: str) -> list[str]:
 
 def stable_statement(text: str, lang: str) -> str | None:
     """A statement about the speaker that may hold beyond the moment, as a third-person fact
-    text; None for questions, suppositions, chit-chat and passing states. Such statements are
-    only candidates: they become facts when repeated in another session."""
+    text made from the first sentence of ``text`` that states it (never from a pleasantry
+    around it: "Thanks, Caroline! I have two kids." -> "The user has two kids"); None for
+    questions, suppositions, chit-chat, passing states and what is said to or of the listener
+    (``memory.language.lasting_statement``). Such statements are only candidates: they become
+    facts when repeated in another session."""
     text = text.strip()
     if not text or language.asks(text) or language.is_transient(text, lang) or \
-            language.is_hypothetical(text, lang) or not language.lasting_statement(text, lang):
+            language.is_hypothetical(text, lang):
         return None
-    return condense(third_person(text, lang), lang)
+    for sentence in language.split_sentences(language.without_quotes(text)):
+        if language.lasting_statement(sentence, lang):
+            return condense(third_person(sentence, lang), lang)
+    return None
 
 
 def fact_text(body: str, lang: str | None = None) -> str:

@@ -10,15 +10,18 @@ memory ("do you remember ...?", 你还记得...吗), a verb governing a question
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.clauses import (
+    about_the_speaker,
     after_openers,
     is_boundary,
     is_hypothetical,
+    is_maxim,
+    is_pleasantry,
     is_question,
+    names_the_listener,
     speaker_subject,
     strip_openers,
     zh_question_word,
@@ -64,22 +67,25 @@ def is_task(body: str, lang: str | None = None) -> bool:
 
 def _about_the_user(body: str, lang: str) -> bool:
     """A request's body is a statement about the user: it names the speaker as subject or
-    possessor, is no question, no task and no supposition, and is more than one word."""
+    possessor, is no question, no task and no supposition, and is more than one word; with the
+    speaker as subject, its predicate is about them, not the listener (``about_the_speaker``:
+    "I'm always here for you" is not)."""
     if not body or is_task(body, lang) or is_hypothetical(body, lang):
         return False
     if lang == "zh":
-        return len(re.sub(r"\W", "", body)) >= 3 and not zh_question_word(body) \
-            and zh_speaker_at(body) is not None
+        return sum(ch.isalnum() for ch in body) >= 3 and not zh_question_word(body) \
+            and about_the_speaker(body, lang)
     toks = tokens(body)
     words = after_openers(norms(toks))
     if len(words) < 2 or words[0] in EN.QUESTION_WORDS or words[0] in EN.PRONOUNS:
         return False
     if words[0] in EN.SPEAKER_SUBJECTS or words[:3] == ["me", "and", "my"]:
-        return True
+        return about_the_speaker(body, lang)
     # "peanuts are my least favourite snack", "Anna is my sister": a verb, then the speaker;
     # not "restaurant we went to" (the speaker in a relative clause of a noun)
     speaker = next((i for i, w in enumerate(words) if w in EN.SPEAKER_WORDS), None)
-    return speaker is not None and any(w in EN.AUXILIARIES for w in words[:speaker])
+    return speaker is not None and any(w in EN.AUXILIARIES for w in words[:speaker]) and \
+        not names_the_listener(body, lang)
 
 
 def find_request(text: str) -> Request | None:
@@ -106,22 +112,37 @@ def find_request(text: str) -> Request | None:
             body = " ".join([body, *rest]) if not zh else "".join([body, *rest])
         body = strip_openers(body).strip().rstrip("。.!！,，")
         lang = "zh" if has_cjk(body) else "en"
-        if kind == "preference" or _about_the_user(body, lang) or (
-                plain and _a_note(body, lang)):
+        if kind == "preference":
+            # an instruction ("answer briefly from now on"), or the speaker's own standing
+            # preference; not the speaker's plan with the listener ("I'll write down my
+            # memories with you from now on")
+            if not speaker_subject(body, lang) or about_the_speaker(body, lang):
+                return Request(body, kind)
+            continue
+        if _about_the_user(body, lang) or (plain and _a_note(body, lang)):
             return Request(body, kind)
     return None
 
 
 def _a_note(body: str, lang: str) -> bool:
     """A plain "Remember X." may keep a note that does not name the user ("remember the
-    meeting code is 4411"): no question, task or supposition, not led by a pronoun, and more
-    than one word (three Chinese characters)."""
-    if not body or is_question(body) or is_task(body, lang) or is_hypothetical(body, lang):
+    meeting code is 4411"): a statement of a thing (a subject, then its verb: not an
+    imperative such as "just do it", "believe in yourself"), no question, task or supposition,
+    not led by a pronoun, more than one word (three Chinese characters), and neither a
+    pleasantry, nor said to or of the listener, nor a maxim ("staying positive is very
+    important", 保持好心态非常重要: ``memory.clauses``)."""
+    if not body or is_question(body) or is_task(body, lang) or is_hypothetical(body, lang) \
+            or is_pleasantry(body, lang) or names_the_listener(body, lang) \
+            or is_maxim(body, lang):
         return False
     if lang == "zh":
         return sum(map(has_cjk, body)) >= 3 and not zh_question_word(body)
     words = after_openers(norms(tokens(body)))
-    return len(words) >= 2 and words[0] not in EN.QUESTION_WORDS | EN.PRONOUNS
+    if len(words) < 2 or words[0] in EN.QUESTION_WORDS | EN.PRONOUNS | EN.ADVERBS:
+        return False
+    # a subject before the first verb, all of one phrase: "the meeting code is 4411"
+    verb = next((i for i, w in enumerate(words) if w in EN.AUXILIARIES), None)
+    return verb is not None and verb > 0 and all(w.isalnum() or w == "'s" for w in words[:verb])
 
 
 def _en_request(sentence: str) -> tuple[str, str, bool, bool] | None:

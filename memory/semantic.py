@@ -38,7 +38,7 @@ from datetime import datetime
 import numpy as np
 
 from memory import language
-from memory.constraints import constraint
+from memory.constraints import constraint_text
 from memory.dates import resolve_relative_dates
 from memory.endings import endings, ends
 from memory.facts import (
@@ -139,9 +139,10 @@ class SemanticWriter:
                     said.append(outcome)
             if request and not said:
                 said.append(await w.free_form(fact_text(clause, lang), kind=request.kind))
-            elif not said and constraint(clause, lang):
-                # allergies, diets, conditions, prohibitions: kept from their first mention
-                said.append(await w.free_form(fact_text(_unsoftened(clause), lang),
+            elif not said and (kept := constraint_text(clause, lang)):
+                # allergies, diets, conditions, prohibitions: kept from their first mention, in
+                # the words of the clause that states them
+                said.append(await w.free_form(fact_text(_unsoftened(kept), lang),
                                               kind="prohibition"))
             outcomes += said
         if not request and not outcomes:

@@ -36,6 +36,20 @@ SPEAKER_SUBJECTS = frozenset({"i", "my", "we", "our"})
 SPEAKER_WORDS = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
 #: Pronouns a value may not be (the thing is named elsewhere).
 PRONOUNS = frozenset("it that this them these those him her one there something".split())
+#: Words for the listener: a clause naming them speaks to or about the listener ("I'm always
+#: here for you", "believe in yourself"), not about the speaker.
+LISTENER = frozenset("you your yours yourself yourselves ya".split())
+#: Words a pleasantry, thanks, greeting or acknowledgement is made of ("Thanks, Caroline!",
+#: "Yep!", "Nice one!", "Good luck!"): a sentence of these alone (and names) states nothing.
+PLEASANTRIES = frozenset(
+    "thanks thank thx ty you yep yeah yes yup ok okay sure cool nice great awesome wow haha "
+    "lol hi hello hey bye goodbye welcome congrats congratulations cheers one so much lot a "
+    "again too indeed exactly absolutely totally definitely right true agreed glad good sounds "
+    "luck take care see soon later talk have day night morning evening weekend amazing "
+    "wonderful lovely sweet perfect fantastic oh ah aw aww hmm well same here me no problem "
+    "worries pleasure my all the best anytime".split())
+#: Subjects of a saying about everyone (a maxim, not a statement about the speaker).
+GENERIC_SUBJECTS = frozenset("everyone everybody nobody anyone anybody people life".split())
 
 # ----------------------------------------------------------------- questions
 
@@ -86,6 +100,19 @@ SUBORDINATORS = frozenset(
     "imagine hypothetically assuming because although though while as".split())
 #: Verbs of saying: what follows them is someone's words, not the user's statement.
 REPORTING = frozenset("said says say told tells asked asks wrote writes thinks thought".split())
+#: Openers of a supposition: what follows does not hold as said ("if I moved to Tokyo").
+HYPOTHETICAL = frozenset("if suppose supposing imagine hypothetically assuming".split())
+#: Words after which a clause does not hold as said: suppositions, conditions and wishes
+#: ("if I can find any I'm not allergic to", "I wish I wasn't allergic"); "since" and
+#: "because" give a reason that holds ("since I'm lactose intolerant").
+NOT_HOLDING = HYPOTHETICAL | frozenset(
+    "unless whether when whenever once until till wish wished wishing hope hoping pretend "
+    "pretending".split())
+#: Words that end a clause inside a sentence: a constraint is the clause it is said in
+#: ("I'm lactose intolerant, so I'll need the dairy-free recipe").
+CLAUSE_BOUNDARIES = frozenset(
+    ", ; : - — – so but because since although though while whereas which who cause if "
+    "unless when".split())
 
 # ----------------------------------------------------------------- time, mood, correction
 
@@ -185,11 +212,24 @@ CONSTRAINT_WORDS = frozenset(
     "pescatarian halal kosher gluten-free lactose-free diabetes diabetic asthma asthmatic "
     "epilepsy epileptic hypertension pregnant anaphylaxis anaphylactic teetotal teetotaller "
     "migraines arthritis dialysis pacemaker insulin warfarin".split())
+#: Conditions named by two words ("I have high blood pressure", "I'm on blood thinners").
 CONSTRAINT_PHRASES: tuple[tuple[str, ...], ...] = (
     ("blood", "pressure"), ("blood", "thinners"), ("high", "cholesterol"),
-    ("do", "not", "eat"), ("can", "not", "eat"), ("never", "eat"), ("do", "not", "drink"),
-    ("can", "not", "drink"), ("must", "not", "eat"),
 )
+#: Predicates of the speaker that are a constraint themselves ("I can't eat ...").
+CONSTRAINT_PREDICATES: tuple[tuple[str, ...], ...] = (
+    ("do", "not", "eat"), ("can", "not", "eat"), ("never", "eat"), ("do", "not", "drink"),
+    ("can", "not", "drink"), ("must", "not", "eat"), ("can", "not", "have"),
+)
+#: Verbs that predicate a constraint word of their subject: as a state ("I'm allergic", "I got
+#: allergic", "I've been vegan") ...
+CONSTRAINT_COPULAS = frozenset("am are is be been got get became become".split())
+#: ... or as something the speaker has ("I have diabetes", "I suffer from migraines", "I take
+#: insulin").
+CONSTRAINT_HAVING = frozenset(
+    "have has got suffer suffers diagnosed developed take takes need needs".split())
+#: Negations that leave a constraint unsaid ("I'm not allergic", "I never was vegan").
+NEGATIONS = frozenset({"not", "never", "no"})
 #: Negative imperatives: "don't ...", "never ...", "please do not ...".
 PROHIBITION_OPENERS: tuple[tuple[str, ...], ...] = (
     ("do", "not", "ever"), ("do", "not"), ("never", "ever"), ("never",), ("no",), ("stop",),

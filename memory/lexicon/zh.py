@@ -29,7 +29,19 @@ OTHER_SUBJECTS = ("他", "她", "你", "它", "我们", "大家", "别人")
 #: Conjunctions that open a later part of a sentence (而是对虾过敏, 但是在腾讯工作).
 CONJUNCTIONS = ("而且", "并且", "但是", "而", "但", "也", "还")
 #: Pronouns a value may not be.
-PRONOUNS = frozenset("它 这 那 这个 那个 它们 他 她 他们 她们".split())
+PRONOUNS = frozenset("它 这 那 这个 那个 这样 那样 这些 那些 它们 他 她 他们 她们".split())
+#: Words for the listener: a clause naming them speaks to or about the listener (我一直在你身边,
+#: 相信你自己), not about the speaker.
+LISTENER = ("你", "您")
+#: What a pleasantry, thanks, greeting or acknowledgement is made of (谢谢, 好的, 嗯嗯, 哈哈):
+#: a sentence of these alone (and a short name) states nothing. Longest first.
+PLEASANTRIES = ("谢谢你们", "谢谢你", "谢谢您", "谢谢", "多谢", "谢啦", "感谢", "好的", "好吧", "好呀",
+                "好啊", "嗯嗯", "嗯", "哈哈", "哈", "收到", "没问题", "不客气", "没事", "你好", "您好",
+                "早上好", "早安", "晚安", "再见", "拜拜", "恭喜", "太好了", "太棒了", "真棒", "加油",
+                "辛苦了", "是的", "没错", "对", "行", "好", "哇", "啊", "呀", "哦", "噢", "嘿", "啦",
+                "呢", "吧", "了")
+#: Degree words that make a clause a judgement: a note of one is a maxim (保持好心态非常重要).
+DEGREE_WORDS = ("非常", "特别", "十分", "很", "挺", "太", "最", "超", "比较")
 
 # ----------------------------------------------------------------- questions
 
@@ -71,6 +83,12 @@ TASK_TIMES = ("明天", "后天", "今晚", "今天", "下周", "待会儿", "�
               "下午", "中午")
 #: Hypothetical or subordinate openers.
 SUBORDINATORS = ("如果", "假如", "假设", "要是", "万一", "比如", "例如", "等", "当")
+#: Words after which a clause does not hold as said: suppositions and wishes (我希望我不过敏);
+#: 因为 gives a reason that holds (因为我乳糖不耐受).
+NOT_HOLDING = (*SUBORDINATORS[:6], "希望", "但愿", "盼望", "想要是", "巴不得")
+#: Words that end a clause inside a sentence besides punctuation: a constraint is the clause
+#: it is said in (因为我乳糖不耐受所以喝豆浆 -> 我乳糖不耐受).
+CLAUSE_WORDS = ("所以", "因为", "但是", "可是", "不过", "因此", "于是")
 #: Verbs of saying: 说, 常说 — what follows is someone's words.
 REPORTING = ("说", "讲", "问", "告诉")
 
@@ -140,6 +158,13 @@ NOT_ENDED = ("知道", "记得", "想", "懂", "确定", "管", "行", "是", "�
 CONSTRAINT_WORDS = ("过敏", "不耐受", "忌口", "吃素", "素食", "清真", "高血压", "糖尿病", "哮喘",
                     "癫痫", "心脏病", "怀孕", "孕期", "备孕", "哺乳", "痛风", "胃病", "肾病", "不能吃",
                     "不能喝", "不吃", "不喝", "戒酒", "过敏源")
+#: Verbs after 我 that predicate a constraint word of the speaker: 我是素食者, 我有高血压,
+#: 我患有哮喘, 我查出来有糖尿病 (a verb ending with one of them).
+CONSTRAINT_VERBS = ("是", "有", "患", "得了", "得过")
+#: Constraint words that take a noun in front: 我对芒果过敏, 我乳糖不耐受, 我花粉过敏.
+CONSTRAINT_AFTER_NOUN = ("过敏", "不耐受")
+#: Characters that may not stand in that noun (我做了素食冰淇淋, 我希望我不过敏).
+NOT_IN_CONSTRAINT_NOUN = frozenset("的了不没我你他她想做买吃喝要希望")
 #: Negative imperatives: 别, 不要, 请勿.
 PROHIBITION_OPENERS = ("请不要", "请别", "不要", "别", "请勿", "勿", "千万别", "千万不要", "不许",
                        "不准")

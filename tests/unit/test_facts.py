@@ -1,5 +1,6 @@
 import pytest
 
+from memory.constraints import constraint_text
 from memory.facts import (
     FACT_WORDS,
     MAX_FACT_CHARS,
@@ -125,3 +126,43 @@ def test_stable_statements(text, lang, expected):
 ])
 def test_request_clauses(body, clauses):
     assert request_clauses(body) == clauses
+
+
+@pytest.mark.parametrize("sentence, lang, kept", [
+    # the constraint's own clause, cut at the clause boundary
+    ("I'm gluten intolerant, so I'll just order the risotto!", "en", "I'm gluten intolerant"),
+    ("Yes, since I'm diabetic I've been cooking at home a lot more.", "en", "I'm diabetic"),
+    ("We had a parrot for years, but then I got allergic and we gave him away.", "en",
+     "I got allergic"),
+    ("I can't have anything with sesame, I'm seriously allergic to it.", "en",
+     "I can't have anything with sesame, I'm seriously allergic to it"),
+    ("I'm on blood thinners, so no ibuprofen for me.", "en",
+     "I'm on blood thinners, so no ibuprofen for me"),
+    ("Don't ever suggest alcohol to me, I've been sober for two years.", "en",
+     "Don't ever suggest alcohol to me"),
+    ("因为我麸质不耐受，所以面包我都不碰。", "zh", "我麸质不耐受"),
+    ("因为我乳糖不耐受所以早餐只喝豆浆", "zh", "我乳糖不耐受"),
+    ("我吃素，不吃任何肉。", "zh", "我吃素，不吃任何肉"),
+    ("我有哮喘，所以跑步得慢慢来。", "zh", "我有哮喘"),
+    # a wish, a condition, a negation, an attribute of a thing: none
+    ("I wish I wasn't allergic to cats!", "en", None),
+    ("Maybe I'll get a dog if I find one I'm not allergic to.", "en", None),
+    ("I made a vegan lasagne for the party.", "en", None),
+    ("我希望我不过敏", "zh", None),
+    ("我给朋友做了素食饺子。", "zh", None),
+    ("我对花生不过敏", "zh", None),
+])
+def test_constraint_text(sentence, lang, kept):
+    assert constraint_text(sentence, lang) == kept
+
+
+@pytest.mark.parametrize("text, lang, expected", [
+    # the statement, not the pleasantry around it
+    ("Thanks, Marta! I have two kids.", "en", "The user has two kids"),
+    ("Yep! I love it.", "en", None),
+    ("Cheers, Tom! I'm always there for you.", "en", None),
+    ("嗯嗯，谢谢！我养了两只猫。", "zh", "用户养了两只猫"),
+    ("好的！我也喜欢这样。", "zh", None),
+])
+def test_stable_statement_of_the_sentence(text, lang, expected):
+    assert stable_statement(text, lang) == expected
