@@ -286,6 +286,9 @@ def is_correction(text: str) -> bool:
     words = norms(tokens(stripped))
     while words and words[0] in {"oh", "ah", "hmm", "um", "well", "sorry", "wait", ","}:
         words = words[1:]  # "Sorry, no, it's 41"
+    first = next((words[:i] for i, w in enumerate(words) if not w.isalnum()), words)
+    if len(first) > 1 and all(w in EN.PLEASANTRIES for w in first):
+        return False  # "No worries, Jon!", "No thanks": a pleasantry, no correction
     return any(starts_with(words, p) for p in EN.CORRECTION_OPENERS)
 
 

@@ -63,11 +63,12 @@ _IRREGULAR = {"do": "does", "don't": "doesn't", "dont": "doesn't", "have": "has"
 
 
 def _third_person_verb(verb: str) -> str:
-    """Conjugate a present-tense verb for "the user" (prefer -> prefers); others unchanged."""
+    """Conjugate a present-tense verb for "the user" (prefer -> prefers); others (modals, past
+    forms: "got", "made", "visited") unchanged."""
     low = verb.lower()
     if low in _IRREGULAR:
         return _IRREGULAR[low]
-    if low in _MODALS or low.endswith("ed") or not low.isalpha():
+    if low in _MODALS or low in EN.PAST_FORMS or low.endswith("ed") or not low.isalpha():
         return verb
     if low.endswith(("s", "sh", "ch", "x", "z", "o")):
         return verb + "es"
@@ -116,7 +117,7 @@ def condense(text: str, lang: str) -> str:
     """Shorten a fact to about :data:`FACT_WORDS` English words or :data:`FACT_CJK_CHARS` CJK
     characters: the first clause, cut at the limit, with key data (numbers, dates, amounts,
     versions) that were cut off appended verbatim. Never longer than :data:`MAX_FACT_CHARS`."""
-    text = re.sub(r"\s+", " ", text).strip().rstrip("。.!！")
+    text = " ".join(text.split()).rstrip("。.!！")
     if lang == "zh":
         if len(text) <= FACT_CJK_CHARS:
             return text

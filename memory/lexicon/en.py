@@ -47,7 +47,7 @@ PLEASANTRIES = frozenset(
     "again too indeed exactly absolutely totally definitely right true agreed glad good sounds "
     "luck take care see soon later talk have day night morning evening weekend amazing "
     "wonderful lovely sweet perfect fantastic oh ah aw aww hmm well same here me no problem "
-    "worries pleasure my all the best anytime".split())
+    "worries pleasure all the best anytime".split())
 #: Subjects of a saying about everyone (a maxim, not a statement about the speaker).
 GENERIC_SUBJECTS = frozenset("everyone everybody nobody anyone anybody people life".split())
 
@@ -197,6 +197,13 @@ KEY_MODIFIERS = frozenset({"favourite", "favorite", "least", "main", "primary", 
 #: Spellings folded together in keys.
 KEY_SPELLINGS = {"favorite": "favourite", "colour": "colour", "color": "colour"}
 
+#: Irregular past forms that are no present tense: "I got allergic" is "the user got allergic",
+#: not "gots" (forms shared with the present, "read", "put", "quit", are left out).
+PAST_FORMS = frozenset(
+    "got made became went came took ate drank felt found left lost met paid ran saw sold sent "
+    "spent thought told won wrote bought brought built began broke chose did drove fell forgot "
+    "gave grew heard kept knew led meant rode rose said sat slept spoke stood swam taught "
+    "understood woke wore caught fought flew hid held sang sank shook stole struck threw".split())
 #: Endings: "I'm no longer X", "I quit X", "I don't X anymore".
 ENDING_VERBS = frozenset({"quit", "stopped"})
 ENDING_ADVERBS: tuple[tuple[str, ...], ...] = (("no", "longer"), ("not", "anymore"),

@@ -74,6 +74,8 @@ def test_not_requests(text):
     ("I am allergic to peanuts", "The user is allergic to peanuts"),
     ("I now drink coffee", "The user now drinks coffee"),
     ("I mainly use Python and I don't eat meat", "The user mainly uses Python and the user doesn't eat meat"),
+    ("I got allergic to cats", "The user got allergic to cats"),
+    ("I made a cake", "The user made a cake"),
     ("我的生日是5月3日", "用户的生日是5月3日"),
 ])
 def test_fact_text_is_third_person_and_keeps_other_subjects(body, fact):
