@@ -170,11 +170,23 @@ def about_the_speaker(clause: str, lang: str | None = None) -> bool:
 
 def names_the_listener(clause: str, lang: str | None = None) -> bool:
     """True when ``clause`` names the listener (you, your, yourself; 你, 您): it is said to or
-    about them ("believe in yourself", "I'm proud of you", 你永远是最棒的)."""
+    about them ("believe in yourself", "I'm proud of you", 你永远是最棒的); set phrases such
+    as "you know", "thank you", 跟你说 (``LISTENER_FILLERS``) do not count."""
     lang = lang or language_of(clause)
     if lang == "zh" or has_cjk(clause):
+        for filler in ZH.LISTENER_FILLERS:
+            clause = clause.replace(filler, "")
         return any(w in clause for w in ZH.LISTENER)
-    return any(t.norm in EN.LISTENER for t in tokens(clause))
+    words = norms(tokens(clause))
+    i = 0
+    while i < len(words):
+        filler = find_phrase(words, EN.LISTENER_FILLERS, i)
+        if filler is None:
+            return any(w in EN.LISTENER for w in words[i:])
+        if any(w in EN.LISTENER for w in words[i:filler[0]]):
+            return True
+        i = filler[0] + filler[1]
+    return False
 
 
 def is_pleasantry(clause: str, lang: str | None = None) -> bool:

@@ -148,7 +148,7 @@ def _en_predicated(words: list[str], j: int, end: int) -> bool:
         k = _skip(words, j + 1, end, frozenset({"from", "with"}))
         window = []
         for w in words[k:min(k + _HAVING_SPAN, end)]:
-            if not w.isalnum() and "-" not in w:
+            if (not w.isalnum() and "-" not in w) or w in EN.PREPOSITIONS:
                 break
             window.append(w)
         return _has_constraint(window)
@@ -220,7 +220,7 @@ def _zh_speaker_constraint(part: str) -> int | None:
                 rest.startswith(("的", *ZH.OTHER_PEOPLE)):
             at = part.find(ZH.SPEAKER, at + 1)
             continue  # 给我, 我希望我不过敏, 我女儿对花生过敏
-        rest = _zh_strip(rest, ZH.ADVERBS)
+        rest = _zh_strip(_zh_strip(rest, ZH.HOUSEHOLD), ZH.ADVERBS)
         if _zh_predicated(rest):
             return at
         at = part.find(ZH.SPEAKER, at + 1)

@@ -39,6 +39,11 @@ PRONOUNS = frozenset("it that this them these those him her one there something"
 #: Words for the listener: a clause naming them speaks to or about the listener ("I'm always
 #: here for you", "believe in yourself"), not about the speaker.
 LISTENER = frozenset("you your yours yourself yourselves ya".split())
+#: Set phrases that name the listener without speaking of them ("I work with kids, you know").
+LISTENER_FILLERS: tuple[tuple[str, ...], ...] = (
+    ("you", "know"), ("you", "see"), ("thank", "you"), ("mind", "you"), ("as", "you", "know"),
+    ("if", "you", "ask", "me"), ("believe", "it", "or", "not"),
+)
 #: Words a pleasantry, thanks, greeting or acknowledgement is made of ("Thanks, Caroline!",
 #: "Yep!", "Nice one!", "Good luck!"): a sentence of these alone (and names) states nothing.
 PLEASANTRIES = frozenset(
@@ -231,10 +236,14 @@ CONSTRAINT_PREDICATES: tuple[tuple[str, ...], ...] = (
 #: Verbs that predicate a constraint word of their subject: as a state ("I'm allergic", "I got
 #: allergic", "I've been vegan") ...
 CONSTRAINT_COPULAS = frozenset("am are is be been got get became become".split())
-#: ... or as something the speaker has ("I have diabetes", "I suffer from migraines", "I take
-#: insulin").
+#: ... or as something the speaker has or keeps to ("I have diabetes", "I suffer from
+#: migraines", "I take insulin", "I went vegan", "I follow a halal diet", "I eat kosher").
 CONSTRAINT_HAVING = frozenset(
-    "have has got suffer suffers diagnosed developed take takes need needs".split())
+    "have has got suffer suffers diagnosed developed take takes need needs went gone eat eats "
+    "follow follows keep keeps".split())
+#: Prepositions that open a phrase of its own after such a verb: the constraint word after one
+#: is not the speaker's ("I have a friend with diabetes", "I go to vegan restaurants").
+PREPOSITIONS = frozenset("to at in on with for from of about near by".split())
 #: Negations that leave a constraint unsaid ("I'm not allergic", "I never was vegan").
 NEGATIONS = frozenset({"not", "never", "no"})
 #: Negative imperatives: "don't ...", "never ...", "please do not ...".

@@ -33,6 +33,11 @@ PRONOUNS = frozenset("它 这 那 这个 那个 这样 那样 这些 那些 它�
 #: Words for the listener: a clause naming them speaks to or about the listener (我一直在你身边,
 #: 相信你自己), not about the speaker.
 LISTENER = ("你", "您")
+#: Set phrases that name the listener without speaking of them (跟你说，我住在上海).
+LISTENER_FILLERS = ("我跟你说", "跟你说", "和你说", "告诉你", "你知道吗", "你知道", "你看", "谢谢你",
+                    "谢谢您", "你好", "您好")
+#: Words for the speaker's household after 我 / 我们 (我们全家都吃素, 我家一家人都不吃辣).
+HOUSEHOLD = ("一家人", "全家", "一家", "家")
 #: What a pleasantry, thanks, greeting or acknowledgement is made of (谢谢, 好的, 嗯嗯, 哈哈):
 #: a sentence of these alone (and a short name) states nothing. Longest first.
 PLEASANTRIES = ("谢谢你们", "谢谢你", "谢谢您", "谢谢", "多谢", "谢啦", "感谢", "好的", "好吧", "好呀",
