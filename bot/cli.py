@@ -34,6 +34,11 @@ def _parser() -> argparse.ArgumentParser:
                     help="extra memory budget in tokens (repeatable)")
     ev.add_argument("--out", type=Path, default=None, help="write the JSON report here")
     ev.add_argument("--work-dir", type=Path, default=None, help="work folder (default: temporary)")
+    ev.add_argument("--reuse-replay", action="store_true",
+                    help="ask on a complete replay an earlier run left in --work-dir (read-time "
+                         "changes only; replays what is not there)")
+    ev.add_argument("--per-question", action="store_true",
+                    help="add each question's evidence recall per budget and packed items to --out")
     ev.add_argument("--answer", action="store_true",
                     help="also answer each question from the recalled memory with the model")
     ev.add_argument("--judge", action="store_true",
@@ -273,6 +278,10 @@ async def _eval(settings, args) -> int:
     if args.limit is not None and args.limit < 1:
         print("memory-bot: --limit must be at least 1", file=sys.stderr)
         return 2
+    if args.reuse_replay and args.work_dir is None:
+        print("memory-bot: --reuse-replay needs --work-dir (the folder of the earlier run)",
+              file=sys.stderr)
+        return 2
     from adapters.embedders import make_embedder
     from bot.app import build_model
     from bot.evaluation.answer import AnswerRecorder
@@ -309,6 +318,7 @@ async def _eval(settings, args) -> int:
             budgets=(400, 1000, 4000, *args.budget), limit=args.limit, work_dir=args.work_dir,
             production_budget=settings.memory_token_budget,
             block_overhead_tokens=counter.count(EPISODIC_HEADER), on_answer=recorder,
+            per_question=args.per_question, reuse_replay=args.reuse_replay,
         )
     finally:
         embedder.close()

@@ -305,6 +305,8 @@ async def run_locomo(
     production_budget: int = PRODUCTION_BUDGET,
     block_overhead_tokens: int = 0,
     on_answer: Callable[[EvalQuestion, list[EvalItem]], Awaitable[None]] | None = None,
+    per_question: bool = False,
+    reuse_replay: bool = False,
 ) -> dict:
     """Replay LoCoMo into ``ours`` and score it beside the BM25 and dense baselines, through
     the shared runner (``runner.run_histories``: the same replay, packing, credit and report as
@@ -331,6 +333,8 @@ async def run_locomo(
         on_answer: awaited with each question (as a ``runner.EvalQuestion``; category 5 as
             abstention) and ``ours``' items packed at ``production_budget``
             (``bot.evaluation.answer``).
+        per_question, reuse_replay: as in ``runner.run_histories`` (each question's recall
+            and packed items in the report; asking on an earlier complete replay).
 
     ``memory_tokens_mean`` (every system) and ``recall_ms_p50/p95`` (``ours``: wall time of
     the target's ``recall`` call) are taken over the questions of categories 1-4, like
@@ -358,6 +362,7 @@ async def run_locomo(
         embedder=embedder, counter=counter, budgets=budgets, limit=limit, progress=progress,
         work_dir=work_dir, production_budget=production_budget,
         block_overhead_tokens=block_overhead_tokens, on_answer=on_answer,
+        per_question=per_question, reuse_replay=reuse_replay,
     )
     if progress is not None:
         bm25_overall = report["systems"]["bm25"]["overall"]

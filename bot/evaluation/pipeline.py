@@ -48,7 +48,7 @@ class EngineTarget:
     @classmethod
     async def create(cls, folder: Path, *, settings: Settings, embedder: Embedder,
                      chat_kind: ChatKind = ChatKind.GROUP) -> "EngineTarget":
-        """Build the app on a fresh data folder with a shared embedder (for example a
+        """Build the app on a data folder (fresh, or one replayed before) with a shared embedder (for example a
         ``bot.evaluation.cache.CachingEmbedder``). ``chat_kind``: GROUP for conversations
         between people (LoCoMo), PRIVATE for one user talking to the assistant."""
         clock = ManualClock(datetime.fromisoformat("2000-01-01T00:00:00+00:00"))
@@ -79,6 +79,16 @@ class EngineTarget:
             ThreadKey("eval", conversation_id), self.chat_kind,
             conversation_id if self.chat_kind is ChatKind.GROUP else None, at)
         await self.app.memory.close_session(thread.id, reason="replay", at=at)
+
+    def replay_state(self) -> dict:
+        """What a later run needs besides the data folder to ask on this replay
+        (``runner.run_histories(reuse_replay=True)``): the message ids of the recorded
+        assistant replies, ``{"reply_ids": {turn id (string): message id}}``."""
+        return {"reply_ids": {str(k): v for k, v in self._reply_ids.items()}}
+
+    def restore_replay_state(self, state: dict) -> None:
+        """Take back what :meth:`replay_state` returned after the replay of this folder."""
+        self._reply_ids = {int(k): v for k, v in (state.get("reply_ids") or {}).items()}
 
     def last_ranking(self) -> list[EvalItem]:
         """Every candidate of the last ``recall`` before packing, pinned first, in rank order."""

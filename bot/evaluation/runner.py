@@ -19,11 +19,20 @@ rules to every dataset:
   item, which is shown by position, not ranked;
 * abstention questions are asked of ``ours`` only to measure how often nothing (besides the
   pinned item) comes back (``abstention.empty_rate``); where they carry evidence they are also
-  scored under their own type, never in ``overall``.
+  scored under their own type, never in ``overall``;
+* ``per_question`` adds ``ours``' result on every scored question to the report
+  (``questions``: its evidence recall per budget and the items packed, see
+  :func:`question_record`), so two runs can be compared question by question;
+* ``reuse_replay`` (with ``work_dir``) asks the questions on a history's data folder that an
+  earlier run with the same ``work_dir`` replayed completely (marked by :data:`REPLAYED_MARK`)
+  instead of replaying it again: read-time changes (recall, ranking, packing) can then be
+  measured without the replay; what the replay wrote (turns, episodes, facts) is the earlier
+  tree's.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 import time
@@ -52,6 +61,8 @@ TURN_SPACING = timedelta(seconds=30)
 SESSION_RECALL_AT = (5, 10)
 #: Top-k of the bm25 ``recall@10`` (evidence share in the first 10 documents, no budget).
 RECALL_AT_K = 10
+#: File written into a history's data folder once its replay is complete (``reuse_replay``).
+REPLAYED_MARK = "replayed.json"
 
 
 @dataclass(frozen=True)
@@ -205,6 +216,57 @@ async def replay_history(target: ReplayTarget, history: History) -> None:
         await target.close_session(conversation_id=history.history_id, at=session.closed_at)
 
 
+def question_record(history_id: str, q: EvalQuestion, items: Sequence[EvalItem],
+                    budgets: Sequence[int], *, block_overhead_tokens: int = 0) -> dict:
+    """One question's entry of the report's ``questions`` list (``per_question``).
+
+    Returns ``{"history", "question_id", "type", "in_overall", "evidence", "recall", "packed",
+    "items"}``: ``recall`` maps each budget (a string of tokens) to the evidence recall
+    (fraction) of what is packed at it; ``packed`` maps it to how many of ``items`` are packed
+    (packing takes a prefix of the pinned-first order, ``metrics.pack``); ``items`` lists the
+    items packed at the largest budget in that order, each ``{"key", "kind", "tokens",
+    "pinned", "profile", "sources", "text"}`` with ``key`` = ``kind:first source`` (or
+    ``kind:text`` without sources) for matching items across runs.
+    """
+    packs = {b: pack(items, b, block_overhead_tokens=block_overhead_tokens) for b in budgets}
+    largest = packs[max(budgets)].items
+    return {
+        "history": history_id,
+        "question_id": q.question_id,
+        "type": q.type,
+        "in_overall": q.in_overall,
+        "evidence": list(q.evidence),
+        "recall": {str(b): evidence_recall(q.evidence, credited_turns(p.items))
+                   for b, p in packs.items()},
+        "packed": {str(b): len(p.items) for b, p in packs.items()},
+        "items": [{"key": f"{i.kind}:{i.source_message_ids[0] if i.source_message_ids else i.text}",
+                   "kind": i.kind, "tokens": i.tokens, "pinned": i.pinned, "profile": i.profile,
+                   "sources": list(i.source_message_ids), "text": i.text} for i in largest],
+    }
+
+
+def _replayed_folder(base: Path, history: History) -> Path | None:
+    """A folder under ``base`` holding a complete replay of ``history`` (its mark matches the
+    history's id, message and session counts), or None."""
+    for folder in sorted(base.glob(f"{_safe(history.history_id)}-*")):
+        try:
+            mark = json.loads((folder / REPLAYED_MARK).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if (mark.get("history") == history.history_id
+                and mark.get("messages") == len(history.messages)
+                and mark.get("sessions") == len(history.sessions)):
+            return folder
+    return None
+
+
+def _mark_replayed(folder: Path, history: History, target: ReplayTarget) -> None:
+    state = getattr(target, "replay_state", None)
+    mark = {"history": history.history_id, "messages": len(history.messages),
+            "sessions": len(history.sessions), "state": state() if state is not None else {}}
+    (folder / REPLAYED_MARK).write_text(json.dumps(mark, ensure_ascii=False), encoding="utf-8")
+
+
 def _say(progress: IO[str] | None, line: str) -> None:
     if progress is not None:
         print(line, file=progress, flush=True)
@@ -225,6 +287,8 @@ async def run_histories(
     production_budget: int = PRODUCTION_BUDGET,
     block_overhead_tokens: int = 0,
     on_answer: Callable[[EvalQuestion, list[EvalItem]], Awaitable[None]] | None = None,
+    per_question: bool = False,
+    reuse_replay: bool = False,
 ) -> dict:
     """Replay ``histories`` into ``ours`` and score it beside the BM25 and dense baselines.
 
@@ -248,14 +312,24 @@ async def run_histories(
             non-empty packed block by every system.
         on_answer: awaited with each question and ``ours``' items packed at
             ``production_budget`` (answer generation and judging, ``bot.evaluation.answer``).
+        per_question: add ``questions`` to the report, one :func:`question_record` per scored
+            question of ``ours``, in replay order.
+        reuse_replay: ask on a complete earlier replay of a history under ``work_dir`` when
+            there is one (the target's ``restore_replay_state`` gets what its
+            ``replay_state`` returned then), replaying only the others.
 
     Returns:
         The report dict (docs/evaluation.md, "Method"; schema ``memory-bot-eval/1``).
+
+    Raises:
+        ValueError: a budget is not positive, or ``reuse_replay`` without ``work_dir``.
     """
     started = time.perf_counter()
     budgets = sorted({int(b) for b in budgets})
     if not budgets or budgets[0] < 1:
         raise ValueError("budgets must be positive token counts")
+    if reuse_replay and work_dir is None:
+        raise ValueError("reuse_replay needs a work_dir holding the earlier replay")
     ask_budget = max(budgets[-1], production_budget)
     order = {name: i for i, name in enumerate(spec.types)}
     pool = [(hi, qi, q) for hi, h in enumerate(histories) for qi, q in enumerate(h.questions)]
@@ -271,6 +345,7 @@ async def run_histories(
     abstention_total = abstention_empty = 0
     history_tokens: list[int] = []
     has_sessions = any(q.evidence_sessions for _, _, q in chosen)
+    per_question_records: list[dict] = []
 
     def record(system: str, q: EvalQuestion, items: Sequence[EvalItem], ranking: Sequence[EvalItem],
                session_of: Mapping[str, str], **values: float) -> None:
@@ -304,13 +379,25 @@ async def run_histories(
             history_tokens.append(full_history_tokens(docs))
 
             if target_factory is not None:
-                folder = Path(tempfile.mkdtemp(prefix=f"{_safe(history.history_id)}-", dir=base))
+                reused = _replayed_folder(base, history) if reuse_replay else None
+                folder = reused or Path(tempfile.mkdtemp(prefix=f"{_safe(history.history_id)}-",
+                                                         dir=base))
                 target = await target_factory(folder)
                 try:
-                    t0 = time.perf_counter()
-                    await replay_history(target, history)
-                    _say(progress, f"{spec.name} {history.history_id}: replayed {len(messages)} messages in "
-                                   f"{len(history.sessions)} sessions ({time.perf_counter() - t0:.1f} s)")
+                    if reused is not None:
+                        mark = json.loads((folder / REPLAYED_MARK).read_text(encoding="utf-8"))
+                        restore = getattr(target, "restore_replay_state", None)
+                        if restore is not None:
+                            restore(mark.get("state") or {})
+                        _say(progress, f"{spec.name} {history.history_id}: asking on the replay in "
+                                       f"{folder}")
+                    else:
+                        t0 = time.perf_counter()
+                        await replay_history(target, history)
+                        _mark_replayed(folder, history, target)
+                        _say(progress, f"{spec.name} {history.history_id}: replayed {len(messages)} "
+                                       f"messages in {len(history.sessions)} sessions "
+                                       f"({time.perf_counter() - t0:.1f} s)")
                     for q in questions:
                         t1 = time.perf_counter()
                         items = list(await target.recall(
@@ -320,6 +407,10 @@ async def run_histories(
                         ranking = (target.last_ranking() if isinstance(target, DialogueTarget)
                                    else items)
                         record("ours", q, items, ranking, session_of)
+                        if per_question and q.evidence:
+                            per_question_records.append(question_record(
+                                history.history_id, q, items, budgets,
+                                block_overhead_tokens=block_overhead_tokens))
                         if q.in_overall:
                             recall_ms.append(elapsed_ms)
                         if q.abstention:
@@ -365,7 +456,7 @@ async def run_histories(
             extra["recall_ms_p95"] = percentile(recall_ms, 95)
         types = list(spec.types) + sorted({s.type for s in scores[name]} - set(spec.types))
         systems[name] = system_report(scores[name], budgets, types, overall_extra=extra)
-    return build_report(
+    report = build_report(
         dataset=spec.name,
         paths=list(paths),
         questions=len(chosen),
@@ -381,6 +472,9 @@ async def run_histories(
             "empty_rate": (abstention_empty / abstention_total) if abstention_total else None,
         },
     )
+    if per_question:
+        report["questions"] = per_question_records
+    return report
 
 
 def _safe(name: str) -> str:

@@ -186,3 +186,74 @@ def test_command_line_longmemeval(tmp_path: Path) -> None:
     bad = subprocess.run([str(BIN), "eval", "memdaily", str(tmp_path / "missing")], capture_output=True,
                          text=True, cwd=tmp_path, env=environ, timeout=120)
     assert bad.returncode == 2 and "does not exist" in bad.stderr
+
+
+class CountingTarget(EngineTarget):
+    """The engine target, counting the messages it is sent to replay."""
+
+    ingested = 0
+
+    async def ingest(self, **kwargs) -> None:
+        CountingTarget.ingested += 1
+        await super().ingest(**kwargs)
+
+    async def ingest_reply(self, **kwargs) -> None:
+        CountingTarget.ingested += 1
+        await super().ingest_reply(**kwargs)
+
+
+async def test_per_question_records_and_asking_again_on_the_stored_replay(tmp_path: Path) -> None:
+    data = tmp_path / "lme.json"
+    data.write_text(json.dumps(RECORDS), encoding="utf-8")
+    settings = _settings(tmp_path)
+    embedder = HashingEmbedder()
+    work = tmp_path / "work"
+
+    async def factory(folder: Path):
+        built = await EngineTarget.create(folder, settings=settings, embedder=embedder,
+                                          chat_kind=ChatKind.PRIVATE)
+        return CountingTarget(built.app, built.clock, ChatKind.PRIVATE)
+
+    async def run(**options) -> dict:
+        return await run_longmemeval([data], target_factory=factory, embedder=embedder,
+                                     counter=COUNTER, progress=None, work_dir=work,
+                                     per_question=True, **options)
+
+    CountingTarget.ingested = 0
+    first = await run()
+    replayed = CountingTarget.ingested
+    assert replayed == 16  # 4 sessions of a user turn and a reply, per question
+    records = first["questions"]
+    assert [r["question_id"] for r in records] == ["u1", "a1"]
+    for record in records:
+        assert set(record["recall"]) == {"400", "1000", "4000"}
+        assert record["recall"]["4000"] == 1.0
+        assert record["packed"]["4000"] == len(record["items"]) >= 1
+        assert record["packed"]["400"] <= record["packed"]["4000"]
+        assert sum(i["tokens"] for i in record["items"]) <= 4000
+        assert all(i["key"].startswith(i["kind"] + ":") for i in record["items"])
+    # the answer is the recorded reply: its message id is one of the packed items' sources
+    assert "answer_a1:1" in [s for i in records[1]["items"] for s in i["sources"]]
+
+    # asked again on the stored replays: nothing replayed, the same results (the recorded
+    # replies' message ids come back from the replay's mark)
+    again = await run(reuse_replay=True)
+    assert CountingTarget.ingested == replayed
+    assert again["questions"] == records
+    assert len(list(work.iterdir())) == 2
+
+    # without reuse_replay every history is replayed into a new folder
+    await run()
+    assert CountingTarget.ingested == 2 * replayed and len(list(work.iterdir())) == 4
+
+
+def test_command_line_reuse_replay_needs_a_work_dir(tmp_path: Path) -> None:
+    data = tmp_path / "lme.json"
+    data.write_text(json.dumps(RECORDS), encoding="utf-8")
+    environ = {k: v for k, v in os.environ.items()
+               if not k.startswith(("ANTHROPIC", "OPENAI", "TELEGRAM", "DISCORD", "EMBEDDER"))}
+    environ.update({"MEMORY_BOT_DATA_DIR": str(tmp_path / "data"), "EMBEDDER": "hashing",
+                    "XDG_CACHE_HOME": str(tmp_path / "xdg")})
+    done = subprocess.run([str(BIN), "eval", "longmemeval", str(data), "--reuse-replay"],
+                          capture_output=True, text=True, cwd=tmp_path, env=environ, timeout=120)
+    assert done.returncode == 2 and "--reuse-replay needs --work-dir" in done.stderr
