@@ -259,8 +259,9 @@ async def _bench(settings, args) -> int:
     from bot.bench.runner import FULL, QUICK, format_markdown, run_bench
 
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memory-bot"
+    url = settings.database_url.get_secret_value() if settings.database_url else None
     report = await run_bench(QUICK if args.quick else FULL, embedder=settings.embedder,
-                             cache_dir=cache, against=args.against)
+                             cache_dir=cache, against=args.against, postgres_url=url)
     print(format_markdown(report))
     if args.out:
         args.out.write_text(json.dumps(report, indent=2) + "\n")

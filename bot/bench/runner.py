@@ -16,6 +16,7 @@ has the shape described in docs/benchmarks.md, "What is measured"; progress goes
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import platform
@@ -31,8 +32,10 @@ from pathlib import Path
 from bot.bench.baseline import run_baseline
 from bot.bench.reference import export_reference
 from bot.bench.pool import load_pool
+from bot.bench.postgres import PgServer, shared_throughput
 from bot.bench.seed import SeedPlan, seed
 from bot.bench.stats import median_of, percentiles
+from bot.bench.worker import job_env
 
 SCHEMA = "memory-bot-bench/1"
 CHEAP_EMBEDDER = "hashing"
@@ -60,6 +63,12 @@ class BenchConfig:
         ingest_sessions: sessions ingested per size (the first one a warm-up), each of
             ``ingest_exchanges`` exchanges (a user message and its reply).
         startup_runs: start-up measurements of this code and of the reference, alternated.
+        pg_sizes: sizes (of ``sizes``) whose per-turn overhead is measured on PostgreSQL too
+            (``runs`` runs on one copy of the store, :mod:`bot.bench.postgres`).
+        pg_workers: worker process counts of the PostgreSQL throughput job (on a copy of the
+            ``throughput_size`` store each).
+        pg_throughput_embedders: which of ``default_embedder`` and ``cheap_embedder`` the
+            PostgreSQL throughput job runs with.
     """
 
     sizes: tuple[int, ...] = (1000, 10000, 100000)
@@ -80,12 +89,21 @@ class BenchConfig:
     ingest_sessions: int = 6
     ingest_exchanges: int = 10
     startup_runs: int = 3
+    pg_sizes: tuple[int, ...] = (10000, 100000)
+    pg_workers: tuple[int, ...] = (1, 2, 3)
+    pg_throughput_embedders: tuple[str, ...] = ("default_embedder", "cheap_embedder")
 
 
 FULL = BenchConfig()
 QUICK = BenchConfig(sizes=(1000, 10000), runs=1, turns=200, warmup=20, largest_turns=30,
                     recalls=30, pool_size=600, throughput_turns=6, baseline_turns=30,
-                    baseline_largest_turns=5)
+                    baseline_largest_turns=5, pg_sizes=(10000,),
+                    pg_throughput_embedders=("cheap_embedder",))
+
+#: Report keys of a size that say nothing on PostgreSQL (the data folder holds no store; no
+#: maintenance runs, since the runs share one copy of the store).
+PG_DROPPED = ("data_dir_mib", "data_dir_mib_after_maintenance", "data_dir_mib_per_1000_turns",
+              "data_dir_mib_per_1000_turns_after_maintenance", "maintenance_s", "index_folds")
 
 #: The LongMemEval_S file whose first haystack the ingest measurement replays (beside the
 #: checkout, as the evaluation reads it; skipped when absent).
@@ -107,10 +125,7 @@ def _worker(job: dict, timeout: float = 900, code: Path | None = None) -> dict:
     """Run one job of :mod:`bot.bench.worker` in a fresh process (of the checkout ``code``
     when given, :mod:`bot.bench.reference`) and return its result."""
     job = {**job, "t0": time.time()}
-    env = {**os.environ, "ORT_DISABLE_TELEMETRY": "1"}
-    env.setdefault("OMP_WAIT_POLICY", "passive")
-    if code is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(code), *filter(None, [env.get("PYTHONPATH")])])
+    env = job_env(code)
     # ``-m`` puts the working folder first on sys.path: run a reference from its own tree
     proc = subprocess.run([sys.executable, "-m", "bot.bench.worker", json.dumps(job)],
                           capture_output=True, text=True, timeout=timeout, env=env,
@@ -123,7 +138,7 @@ def _worker(job: dict, timeout: float = 900, code: Path | None = None) -> dict:
 
 async def run_bench(config: BenchConfig, *, embedder: str, cache_dir: Path | None,
                     work_dir: Path | None = None, against: str | None = None,
-                    lme_path: Path | None = LME_PATH) -> dict:
+                    lme_path: Path | None = LME_PATH, postgres_url: str | None = None) -> dict:
     """Run the benchmark and return the report (docs/benchmarks.md, "What is measured").
 
     Args:
@@ -133,6 +148,9 @@ async def run_bench(config: BenchConfig, *, embedder: str, cache_dir: Path | Non
         work_dir: parent of the temporary data folders (default: the system's temp folder).
         against: a git revision to measure start-up and throughput against (None: none).
         lme_path: the LongMemEval_S file of the replay measurement (None or absent: skipped).
+        postgres_url: the database the PostgreSQL column's scratch schemas go into (None: a
+            server started with pgserver); without a server the column says why
+            (``postgres.error``) and the rest is measured.
     """
     from adapters.embedders import make_embedder
 
@@ -157,6 +175,8 @@ async def run_bench(config: BenchConfig, *, embedder: str, cache_dir: Path | Non
     per_message: dict[int, dict] = {}
     reference: dict = {"revision": against} if against else {}
     startup: dict = {"this": [], "reference": []}
+    pg, pg_report = await _start_postgres(config, postgres_url)
+    pg_urls: dict = {}  # "turns" or (embedder label, workers) -> the URL of a scratch schema
     try:
         tp_size = (config.throughput_size if config.throughput_size in config.sizes
                    else max(config.sizes))
@@ -166,9 +186,17 @@ async def run_bench(config: BenchConfig, *, embedder: str, cache_dir: Path | Non
             wanted = {embedder: pools[embedder]}
             if facts == tp_size or facts in config.ingest_sizes:
                 wanted = pools
+            urls = {}  # the PostgreSQL stores seeded with this size
+            if pg is not None and facts in config.pg_sizes:
+                urls["turns"] = await pg.create_schema()
+            if pg is not None and facts == tp_size:
+                for key in itertools.product(config.pg_throughput_embedders, config.pg_workers):
+                    urls[key] = await pg.create_schema()
+            pg_urls.update(urls)
             t0 = time.perf_counter()
-            seeded[facts] = await seed(folder, plan, wanted)
-            _say(f"seeded {facts} facts in {time.perf_counter() - t0:.1f}s")
+            seeded[facts] = await seed(folder, plan, wanted, postgres_urls=list(urls.values()))
+            _say(f"seeded {facts} facts in {time.perf_counter() - t0:.1f}s (PostgreSQL copies "
+                 f"{seeded[facts].get('postgres_s', [])} s)")
             if facts == tp_size:  # the throughput jobs get the folder as seeded
                 shutil.copytree(folder, root / "throughput")
             runs = []
@@ -192,13 +220,20 @@ async def run_bench(config: BenchConfig, *, embedder: str, cache_dir: Path | Non
                 _say(f"size {facts} run {run + 1}: overhead p95 "
                      f"{runs[-1]['overhead_ms']['p95']} ms (excl. embedding "
                      f"{runs[-1]['overhead_ms_excl_embed']['p95']} ms)")
-            samples = [r.pop("samples") for r in runs]
-            merged = median_of(runs)
-            for key, points in POOLED.items():
-                merged[key] = percentiles([v for s in samples for v in s[key]], points)
-            merged["measured_turns"] = sum(len(s["overhead_ms"]) for s in samples)
+            merged = _pooled(runs)
             sizes.append({"facts": facts, "users": config.users, "rounds": plan.round_count,
                           **merged, "runs": len(runs), "seed": seeded[facts]})
+            if "turns" in pg_urls:
+                url = pg_urls.pop("turns")
+                try:
+                    pg_report["sizes"].append({"facts": facts, "users": config.users,
+                                               "rounds": plan.round_count,
+                                               **_pg_turns(url, root, facts, config, embedder),
+                                               "seed_s": seeded[facts]["postgres_s"][0]})
+                except Exception as exc:  # noqa: BLE001 - reported; the rest is measured
+                    pg_report["error"] = f"per-turn overhead at {facts}: {exc}"[:500]
+                    _say(f"PostgreSQL: {pg_report['error']}")
+                await pg.drop_schema(url)
             base = run_baseline(root / f"json-{facts}", plan, pools[embedder][2],
                                 turns=config.baseline_turns,
                                 largest_turns=config.baseline_largest_turns)
@@ -256,6 +291,22 @@ async def run_bench(config: BenchConfig, *, embedder: str, cache_dir: Path | Non
                 shutil.rmtree(folder, ignore_errors=True)
                 _say(f"throughput {label} of {against}: "
                      f"{reference['throughput']['turns_per_s']} turns/s")
+        for (label, workers), url in list(pg_urls.items()):
+            name = embedder if label == "default_embedder" else CHEAP_EMBEDDER
+            try:
+                result = await shared_throughput(pg, url, workers, {
+                    "embedder": name, "users": config.users,
+                    "conversations": config.throughput_conversations,
+                    "turns_per_conversation": config.throughput_turns,
+                    "pool_size": config.pool_size}, root / f"pg-throughput-{label}-{workers}")
+                pg_report["throughput"].setdefault(label, []).append(result)
+                _say(f"PostgreSQL throughput {label} ({name}), {workers} workers: "
+                     f"{result['turns_per_s']} turns/s, CPU s/turn workers "
+                     f"{result['worker_cpu_s_per_turn']}, server {result['server_cpu_s_per_turn']}")
+            except Exception as exc:  # noqa: BLE001 - reported; the rest is measured
+                pg_report["error"] = f"throughput {label} with {workers} workers: {exc}"[:500]
+                _say(f"PostgreSQL: {pg_report['error']}")
+            await pg.drop_schema(pg_urls.pop((label, workers)))
         for _ in range(config.startup_runs if code is not None else 0):  # alternated
             for which, source, tree in (("this", root / "throughput", None),
                                         ("reference", root / "reference", code)):
@@ -279,6 +330,12 @@ async def run_bench(config: BenchConfig, *, embedder: str, cache_dir: Path | Non
         else:
             _say(f"replay skipped: {lme_path} is absent")
     finally:
+        if pg is not None:
+            try:
+                for url in pg_urls.values():  # left by a failure
+                    await pg.drop_schema(url)
+            finally:
+                pg.stop()
         shutil.rmtree(root, ignore_errors=True)
         shutil.rmtree(pool_dir, ignore_errors=True)
     by_size = {s["facts"]: s for s in sizes}
@@ -317,8 +374,65 @@ async def run_bench(config: BenchConfig, *, embedder: str, cache_dir: Path | Non
         "startup": {"this_s": startup["this"], "reference_s": startup["reference"]},
         "reference": reference,
         "ratios": ratios,
+        "postgres": {**pg_report, "throughput_facts": tp_size},
         "elapsed_s": round(time.perf_counter() - started, 1),
     }
+
+
+def _pooled(runs: list[dict]) -> dict:
+    """The runs of the ``turns`` job merged: :data:`POOLED` percentiles over every run's
+    turns, the median of the runs for the rest."""
+    samples = [r.pop("samples") for r in runs]
+    merged = median_of(runs)
+    for key, points in POOLED.items():
+        merged[key] = percentiles([v for s in samples for v in s[key]], points)
+    merged["measured_turns"] = sum(len(s["overhead_ms"]) for s in samples)
+    return merged
+
+
+async def _start_postgres(config: BenchConfig, url: str | None) -> tuple[PgServer | None, dict]:
+    """The server of the PostgreSQL column and the column's report so far: ``source``
+    (``pgserver`` or ``DATABASE_URL``), ``version``, ``error`` (why nothing or not everything
+    was measured; None), ``sizes`` and ``throughput`` (filled in later)."""
+    report = {"source": None, "version": None, "error": None, "sizes": [], "throughput": {}}
+    if not (config.pg_sizes or config.pg_workers):
+        report["error"] = "not measured: no sizes or worker counts configured"
+        return None, report
+    try:
+        server = await PgServer.start(url)
+    except Exception as exc:  # noqa: BLE001 - no server: the column says why, the rest runs
+        report["error"] = f"no PostgreSQL server: {type(exc).__name__}: {exc}"[:500]
+        _say(f"PostgreSQL column skipped: {report['error']}")
+        return None, report
+    report.update(source=server.source, version=server.version)
+    _say(f"PostgreSQL {server.version} from {server.source}")
+    return server, report
+
+
+def _pg_turns(url: str, root: Path, facts: int, config: BenchConfig, embedder: str) -> dict:
+    """The ``turns`` job ``config.runs`` times on the PostgreSQL store of ``url`` (one copy of
+    the seeded store: each run adds its ~500 turns, and no maintenance runs), merged as
+    :func:`_pooled`, without the keys of :data:`PG_DROPPED`."""
+    runs = []
+    for run in range(config.runs):
+        folder = root / f"pg-run-{facts}"
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            runs.append(_worker({
+                "task": "turns", "folder": str(folder), "embedder": embedder,
+                "database_url": url, "maintenance": False, "users": config.users,
+                "warmup": config.warmup, "turns": config.turns,
+                "largest_turns": config.largest_turns, "recalls": config.recalls,
+                "pool_size": config.pool_size, "seed": run + 1}))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        _say(f"PostgreSQL size {facts} run {run + 1}: overhead p95 "
+             f"{runs[-1]['overhead_ms']['p95']} ms (excl. embedding "
+             f"{runs[-1]['overhead_ms_excl_embed']['p95']} ms)")
+    merged = _pooled(runs)
+    for key in PG_DROPPED:
+        merged.pop(key, None)
+    return {**merged, "runs": len(runs)}
 
 
 def _ingest_at(root: Path, folder: Path, config: BenchConfig) -> dict:
@@ -392,4 +506,30 @@ def format_markdown(report: dict) -> str:
                 f"ratio {ratios.get('throughput_default_embedder')}; start-up to first reply "
                 f"{report['startup']['this_s']} s now, {report['startup']['reference_s']} s "
                 f"then, ratio {ratios.get('startup_to_first_reply')}")
-    return "\n".join(lines)
+    return "\n".join(lines + _pg_markdown(report.get("postgres") or {}))
+
+
+def _pg_markdown(pg: dict) -> list[str]:
+    """The PostgreSQL column: per-turn overhead per size, throughput per worker count."""
+    lines = ["", f"PostgreSQL {pg.get('version')} ({pg.get('source')})"
+             + (f": {pg['error']}" if pg.get("error") else "")]
+    if pg.get("sizes"):
+        lines += ["", "| facts | overhead p50/p95/p99 ms | excl. embedding p50/p95/p99 ms "
+                  "| largest user excl. embed p95 ms | recall p50/p95 ms | RSS peak MiB "
+                  "| start-up s |", "| --- | --- | --- | --- | --- | --- | --- |"]
+        for s in pg["sizes"]:
+            o, x, r = s["overhead_ms"], s["overhead_ms_excl_embed"], s["recall_ms"]
+            lines.append(
+                f"| {s['facts']:,} | {o['p50']}/{o['p95']}/{o['p99']} | {x['p50']}/{x['p95']}/"
+                f"{x['p99']} | {s['overhead_ms_excl_embed_largest_user']['p95']} | "
+                f"{r['p50']}/{r['p95']} | {s['rss_peak_mib']} | {s['startup_to_first_reply_s']} |")
+    if pg.get("throughput"):
+        lines += ["", f"| embedder | workers | turns/s | worker CPU s/turn "
+                  f"| PostgreSQL CPU s/turn | backlog s | ({pg.get('throughput_facts'):,} facts)",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        for label, results in pg["throughput"].items():
+            for t in results:
+                lines.append(f"| {label} | {t['workers']} | {t['turns_per_s']} | "
+                             f"{t['worker_cpu_s_per_turn']} | {t['server_cpu_s_per_turn']} | "
+                             f"{t['consolidation_backlog_after_s']} |")
+    return lines

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -81,8 +82,9 @@ def user_key(i: int) -> str:
 
 
 async def seed(folder: Path, plan: SeedPlan, pools: dict[str, tuple[str, int, TextPool]],
-               *, now: datetime | None = None) -> dict:
-    """Seed ``folder`` (``memory.db`` and ``lancedb/``) per ``plan``.
+               *, now: datetime | None = None, postgres_urls: Sequence[str] = ()) -> dict:
+    """Seed ``folder`` (``memory.db`` and ``lancedb/``) per ``plan``, and the PostgreSQL
+    store and index of each of ``postgres_urls`` with the same rows.
 
     Args:
         folder: an empty data folder.
@@ -90,9 +92,13 @@ async def seed(folder: Path, plan: SeedPlan, pools: dict[str, tuple[str, int, Te
         pools: per embedder: ``(embedder name, dim, pool)``; one index table is written for
             each (the app opens the table of its embedder).
         now: the newest timestamp (default: now, UTC); rows spread over the 90 days before.
+        postgres_urls: databases whose (empty) schema gets a copy of the SQLite store
+            (:func:`memory.stores.postgres.sqlite_copy.copy_sqlite`, as ``memory-bot
+            migrate-to-postgres`` copies) and a :class:`PgSearchIndex` table per pool with the
+            same rows as the LanceDB tables; the URL's ``search_path`` names the schema.
 
     Returns:
-        Counts and the seconds each part took.
+        Counts and the seconds each part took (``postgres_s``: per URL, store and index).
     """
     now = now or datetime.now(timezone.utc)
     started = time.perf_counter()
@@ -187,9 +193,38 @@ async def seed(folder: Path, plan: SeedPlan, pools: dict[str, tuple[str, int, Te
         finally:
             await index.close()
         index_s[key] = round(time.perf_counter() - t0, 2)
-    log.info("bench seeded folder=%s counts=%s sqlite_s=%.1f index_s=%s", folder, counts,
-             sqlite_s, index_s)
-    return {**counts, "sqlite_s": round(sqlite_s, 2), "index_s": index_s}
+    postgres_s = [await _seed_postgres(url, folder / "memory.db", pools, index_specs)
+                  for url in postgres_urls]
+    log.info("bench seeded folder=%s counts=%s sqlite_s=%.1f index_s=%s postgres_s=%s", folder,
+             counts, sqlite_s, index_s, postgres_s)
+    return {**counts, "sqlite_s": round(sqlite_s, 2), "index_s": index_s,
+            **({"postgres_s": postgres_s} if postgres_urls else {})}
+
+
+async def _seed_postgres(url: str, database: Path, pools: dict[str, tuple[str, int, TextPool]],
+                         index_specs: list) -> float:
+    """Copy the seeded SQLite store into the PostgreSQL store of ``url`` and write its index
+    tables (one per pool, compacted as the LanceDB tables are); returns the seconds taken."""
+    from memory.stores.postgres import PgSearchIndex, PostgresStore
+    from memory.stores.postgres.sqlite_copy import copy_sqlite
+
+    started = time.perf_counter()
+    store = await PostgresStore.open(url)
+    try:
+        await copy_sqlite(database, store.db)
+        await store.optimize()
+    finally:
+        await store.close()
+    for name, dim, pool in pools.values():
+        index = await PgSearchIndex.open(url, embedder_name=name, dim=dim)
+        try:
+            for start in range(0, len(index_specs), INDEX_BATCH):
+                await index.upsert([_item(pool, spec) for spec in
+                                    index_specs[start:start + INDEX_BATCH]])
+            await index.compact()
+        finally:
+            await index.close()
+    return round(time.perf_counter() - started, 2)
 
 
 def pools_first(pools: dict[str, tuple[str, int, TextPool]]) -> TextPool:

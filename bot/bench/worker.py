@@ -4,15 +4,19 @@ A fresh process per measurement gives honest start-up times and peak resident me
 ``VmHWM`` of this process, which serves one seeded data folder). The job is a JSON object;
 the result is printed as one JSON line on standard output.
 
-Jobs:
+Jobs (``"database_url"`` in a job puts the store, index and locks in that PostgreSQL schema;
+the folder then only holds what a worker keeps locally):
 - ``{"task": "turns", ...}``: start the app on the folder (start-up to first reply), then
   per-turn memory overhead through ``ConversationEngine.handle`` with a timed offline model
   (its time is subtracted, so no model call is counted) and a timed embedder (reported beside
   it and subtracted for ``overhead_ms_excl_embed``), for random users and for the largest user;
-  recall alone; data folder size before and after the turns and after maintenance.
+  recall alone; data folder size before and after the turns and after maintenance
+  (``"maintenance": false``: none, when later runs share the store).
 - ``{"task": "throughput", ...}``: 50 concurrent conversations through the whole engine with
   the offline model and a short idle timeout, so sessions close and consolidate in the
-  background meanwhile; turns per second, then seconds until the consolidation backlog drains.
+  background meanwhile; turns per second, then seconds until the consolidation backlog drains;
+  a share of the conversations when several processes share one PostgreSQL
+  (:func:`run_throughput`).
 - ``{"task": "startup", ...}``: start the app on the folder and answer one message: seconds
   from launching this process to the reply.
 - ``{"task": "seed", ...}``: seed a folder (:func:`bot.bench.seed.seed`, pool from the cache);
@@ -36,6 +40,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bot.bench.stats import dir_mib, peak_rss_mib, percentiles
+
+
+def job_env(code: Path | None = None) -> dict[str, str]:
+    """The environment a job process runs in: this one's, without onnxruntime's telemetry,
+    OpenMP waiting passively (unless chosen), and with ``code`` (another checkout,
+    :mod:`bot.bench.reference`) first on ``PYTHONPATH`` when given."""
+    env = {**os.environ, "ORT_DISABLE_TELEMETRY": "1"}
+    env.setdefault("OMP_WAIT_POLICY", "passive")
+    if code is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(code), *filter(None, [env.get("PYTHONPATH")])])
+    return env
 
 
 class TimedEmbedder:
@@ -99,6 +114,8 @@ async def _build(job: dict, *, idle_timeout: float | None = None):
 
     env = {"MEMORY_BOT_DATA_DIR": job["folder"], "EMBEDDER": job["embedder"],
            "LLM_PROVIDER": "offline"}
+    if job.get("database_url"):  # the store, index and locks in that PostgreSQL schema
+        env["DATABASE_URL"] = job["database_url"]
     if idle_timeout is not None:
         env["IDLE_TIMEOUT_SECONDS"] = str(idle_timeout)
     settings = load_settings(env, env_file=None)
@@ -156,7 +173,8 @@ async def run_turns(job: dict) -> dict:
         turns_done = job["warmup"] + job["turns"] + job["largest_turns"] + 1
         after_mib = dir_mib(Path(job["folder"]))
         maintenance_started = time.perf_counter()
-        await app.memory.run_maintenance(expire_days=0, retention_days=0)
+        if job.get("maintenance", True):  # off: later runs share the store (PostgreSQL)
+            await app.memory.run_maintenance(expire_days=0, retention_days=0)
         maintenance_s = time.perf_counter() - maintenance_started
         maintained_mib = dir_mib(Path(job["folder"]))
         folds = getattr(index, "folds", None)
@@ -195,19 +213,36 @@ async def run_turns(job: dict) -> dict:
 WARM_UP_TEXTS = ("我下周五去上海开会", "We met last Friday and again today.")
 
 
+def _handshake(line: dict) -> None:
+    """Print ``line`` (one JSON line) and wait until the bench writes a line to standard input
+    or closes it (several processes sharing one PostgreSQL start their load together)."""
+    sys.stdout.write(json.dumps(line) + "\n")
+    sys.stdout.flush()
+    sys.stdin.readline()
+
+
 async def run_throughput(job: dict) -> dict:
-    """The ``throughput`` job (see the module docstring)."""
+    """The ``throughput`` job (see the module docstring). With ``"share": [k, n]`` this
+    process runs conversations ``k, k + n, ...`` of the ``conversations`` (the others run in
+    ``n - 1`` other processes on the same PostgreSQL); with ``"handshake": true`` it prints
+    ``{"ready": true}`` and waits for a line on standard input before the load, and after the
+    drain prints its result and waits again before closing (its connections, and their server
+    processes' CPU seconds, stay until the bench has read them). ``started_at`` and
+    ``ended_at`` are the load's UTC epoch seconds."""
     from bot.bench.pool import generate_texts
 
     _, _, questions = generate_texts(job.get("pool_size", 2000))
     app, _, _ = await _build(job, idle_timeout=1.0)
     conversations, per_conversation = job["conversations"], job["turns_per_conversation"]
+    first, stride = job.get("share", (0, 1))
     users = job["users"]
     try:
         await app.start()
-        await app.engine.handle(_message(1, "hello"))
+        await app.engine.handle(_message(1 + first, "hello"))
         for text in WARM_UP_TEXTS:  # steady state: one-time loading is not counted as load
-            await app.engine.handle(_message(2, text))
+            await app.engine.handle(_message(2 + first, text))
+        if job.get("handshake"):
+            await asyncio.to_thread(_handshake, {"ready": True})
 
         async def converse(worker: int) -> int:
             rng = random.Random(worker)
@@ -219,9 +254,10 @@ async def run_throughput(job: dict) -> dict:
                 done += 1
             return done
 
-        started = time.perf_counter()
-        turns = sum(await asyncio.gather(*(converse(w) for w in range(conversations))))
-        elapsed = time.perf_counter() - started
+        started, started_at = time.perf_counter(), time.time()
+        turns = sum(await asyncio.gather(*(converse(w) for w in
+                                           range(first, conversations, stride))))
+        elapsed, ended_at = time.perf_counter() - started, time.time()
         load_end = time.perf_counter()
         drained = None
         while time.perf_counter() - load_end < job.get("drain_timeout_s", 120):
@@ -233,12 +269,16 @@ async def run_throughput(job: dict) -> dict:
                 drained = time.perf_counter() - load_end
                 break
             await asyncio.sleep(0.1)
+        result = {"turns": turns, "elapsed_s": round(elapsed, 3),
+                  "turns_per_s": round(turns / elapsed, 1),
+                  "consolidation_backlog_after_s": None if drained is None else round(drained, 2),
+                  "rss_peak_mib": round(peak_rss_mib(), 1), "started_at": started_at,
+                  "ended_at": ended_at}
+        if job.get("handshake"):
+            await asyncio.to_thread(_handshake, result)
     finally:
         await app.aclose()
-    return {"turns": turns, "elapsed_s": round(elapsed, 3),
-            "turns_per_s": round(turns / elapsed, 1),
-            "consolidation_backlog_after_s": None if drained is None else round(drained, 2),
-            "rss_peak_mib": round(peak_rss_mib(), 1)}
+    return result
 
 
 async def run_startup(job: dict) -> dict:

@@ -15,7 +15,7 @@ TINY = dataclasses.replace(
     QUICK, sizes=(60,), users=6, turns=6, warmup=2, largest_turns=2, recalls=2, pool_size=40,
     throughput_size=60, throughput_conversations=3, throughput_turns=2, baseline_turns=3,
     baseline_largest_turns=1, ingest_sizes=(60,), ingest_sessions=2, ingest_exchanges=2,
-    startup_runs=1)
+    startup_runs=1, pg_sizes=(), pg_workers=())  # PostgreSQL: test_bench_postgres.py
 
 SIZE_KEYS = {"facts", "users", "rounds", "overhead_ms", "overhead_ms_excl_embed", "embed_ms",
              "recall_ms", "rss_peak_mib", "data_dir_mib", "data_dir_mib_after_maintenance"}
@@ -48,6 +48,7 @@ async def test_quick_report_has_the_contract_shape(tmp_path):
     assert set(report["ingest"]["per_message_ms_at"]) == {"60"}
     assert report["ingest"]["per_message_ms_at"]["60"] > 0
     assert report["reference"] == {} and report["ratios"] == {}
+    assert report["postgres"]["error"] and report["postgres"]["sizes"] == []  # not configured
     json.dumps(report)  # serialisable as the --out file
     assert "| 60 |" in format_markdown(report)
     assert not list(tmp_path.glob("memory-bot-bench-*"))  # temporary folders removed
