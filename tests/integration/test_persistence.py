@@ -79,8 +79,8 @@ async def test_forget_all_is_physical_and_scoped_to_one_user(tmp_path, clock):
         await h.say("remember my locker code word is Zanzibarquux", user="alice")
         await h.say("We discussed Zanzibarquux plans for 2025-03-01", user="alice")
         await h.say("/new", user="alice")
-        for i in range(3):
-            await h.say(f"remember bob fact number {i} Qwertyplonk", user="bob")
+        for attribute in ("bike's name", "wifi name", "boat's name"):  # three statements about bob
+            await h.say(f"remember that my {attribute} is Qwertyplonk", user="bob")
         await h.say("/new", user="bob")
         assert _files_containing(tmp_path, b"Zanzibarquux")
         await h.say("/forget all", user="alice")
