@@ -12,12 +12,15 @@ import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.scheduler import (
     MAINTENANCE_JOB_ID,
+    RETRY_JOB_ID,
+    SWEEP_JOB_ID,
     MemoryScheduler,
     idle_job,
     idle_job_id,
@@ -52,20 +55,73 @@ def _system_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-async def test_job_settings_make_late_jobs_run_once(wired):
+async def test_job_settings_make_late_jobs_run_once_and_never_beside_themselves(harness):
+    sched = MemoryScheduler(memory=harness.memory, idle_timeout_seconds=TIMEOUT,
+                            sweep_seconds=60.0)
+    harness.engine.on_turn = sched.on_turn
+    await sched.start()
+    try:
+        await harness.say("I'm choosing a vector database")
+        jobs = [sched.scheduler.get_job(job_id) for job_id in (
+            idle_job_id(await _thread_id(harness)), MAINTENANCE_JOB_ID, RETRY_JOB_ID,
+            SWEEP_JOB_ID)]
+        for job in jobs:
+            assert job.misfire_grace_time is None  # never skipped as "missed"
+            assert job.coalesce is True  # late runs of one job run once
+            assert job.max_instances == 1  # a job still running is not started beside itself
+        executor = sched.scheduler._lookup_executor("default")
+        assert type(executor).__name__ == "AsyncIOExecutor"
+        maintenance = sched.scheduler.get_job(MAINTENANCE_JOB_ID)
+        assert isinstance(maintenance.trigger, IntervalTrigger)
+        assert maintenance.trigger.interval == timedelta(hours=24)
+        assert maintenance.func is maintenance_job
+    finally:
+        await sched.shutdown()
+
+
+async def test_a_deadline_set_while_the_threads_idle_job_runs_is_watched_once_it_ends(wired):
+    """A turn of the thread's next session while its idle job still consolidates the last one
+    schedules no second idle job beside it (which APScheduler would skip as "maximum number
+    of running instances reached"); its deadline is watched once the running one ends."""
     h, sched = wired
-    await h.say("I'm choosing a vector database")
-    for job in (sched.scheduler.get_job(idle_job_id(await _thread_id(h))),
-                sched.scheduler.get_job(MAINTENANCE_JOB_ID)):
-        assert job.misfire_grace_time is None  # never skipped as "missed"
-        assert job.coalesce is True
-        assert job.max_instances == 1
-    executor = sched.scheduler._lookup_executor("default")
-    assert type(executor).__name__ == "AsyncIOExecutor"
-    maintenance = sched.scheduler.get_job(MAINTENANCE_JOB_ID)
-    assert isinstance(maintenance.trigger, IntervalTrigger)
-    assert maintenance.trigger.interval == timedelta(hours=24)
-    assert maintenance.func is maintenance_job
+    skipped = []
+    sched.scheduler.add_listener(skipped.append, EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES)
+    await h.say("We picked LanceDB for the vector database.")
+    thread_id = await _thread_id(h)
+    h.clock.advance(TIMEOUT + 1)
+    release = asyncio.Event()
+
+    async def hold_consolidation():
+        async with h.memory.runner.locks.hold(thread_id):
+            await release.wait()
+
+    holder = asyncio.ensure_future(hold_consolidation())
+    try:
+        await asyncio.sleep(0)
+        sched.watch_in(thread_id, 0)  # due now: runs, closes the session, waits for the lock
+        for _ in range(500):
+            if sched.checking(thread_id) and await h.store.conversations.open_session(
+                    thread_id) is None:
+                break
+            await asyncio.sleep(0.02)
+        assert sched.checking(thread_id)
+        await h.say("a new session while the last one is consolidated")
+        session = await h.store.conversations.open_session(thread_id)
+        assert session is not None
+        assert sched.scheduler.get_job(idle_job_id(thread_id)) is None  # none beside it
+    finally:
+        release.set()  # a failure above must not leave the idle job waiting at shutdown
+        await holder
+    for _ in range(500):
+        if not sched.checking(thread_id):
+            break
+        await asyncio.sleep(0.02)
+    assert not sched.checking(thread_id)
+    assert await _episodes(h) == 1
+    job = sched.scheduler.get_job(idle_job_id(thread_id))
+    assert job is not None and job.func is idle_job  # the new session's deadline is watched
+    assert job.args[1:] == (thread_id, idle_deadline(session.last_turn_at, TIMEOUT))
+    assert not skipped
 
 
 async def test_every_turn_replaces_the_threads_idle_job(wired):
