@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import threading
 import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from tests.e2e.test_console import BIN, answers, run_console
@@ -107,12 +108,36 @@ def _log(tmp_path: Path) -> str:
     return (tmp_path / "data" / "logs" / "memory-bot.log").read_text()
 
 
+WAIT_S = 120.0  # guards against a hung test only; nothing is timed
+
+
+def _wait_until(condition, what: str) -> None:
+    """Poll ``condition`` every 0.1 s until it holds (at most :data:`WAIT_S` seconds)."""
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"never happened: {what}"
+        time.sleep(0.1)
+
+
+def _last_turn_at(tmp_path: Path, session_id: int) -> datetime:
+    """The session's ``last_turn_at`` (aware UTC): its idle deadline is this plus the timeout."""
+    with sqlite3.connect(tmp_path / "data" / "memory.db") as conn:
+        (value,) = conn.execute("SELECT last_turn_at FROM sessions WHERE id = ?",
+                                (session_id,)).fetchone()
+    stamp = datetime.fromisoformat(value)
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+
+
 def test_idle_session_closes_while_the_console_waits(tmp_path):
     console = Console(tmp_path, _env(tmp_path, "3"))
     try:
         console.send(STATEMENT)
         console.wait_for_answer(STATEMENT)
-        time.sleep(8)  # silence: the 3 s idle timeout passes while the console waits for input
+        # silence: the 3 s idle timeout passes while the console waits for input, and the
+        # running process closes the session and consolidates it (its episode in the store and
+        # the index: the log line the scheduler writes once it is recallable)
+        _wait_until(lambda: "recallable_after_deadline_ms=" in _log(tmp_path),
+                    "the idle session closed and recallable")
         console.send(QUESTION)
         stdout = console.finish()
     finally:
@@ -136,7 +161,8 @@ def test_killed_before_the_timeout_is_closed_at_restart(tmp_path):
     finally:
         console.close()
     assert _sessions(tmp_path) == [(1, 0, None)]  # killed before the idle timeout
-    time.sleep(6)
+    idle_at = _last_turn_at(tmp_path, 1) + timedelta(seconds=5)  # IDLE_TIMEOUT_SECONDS
+    _wait_until(lambda: datetime.now(timezone.utc) > idle_at, "the idle deadline passed")
     result = run_console(tmp_path, [QUESTION, "/why"], env={"IDLE_TIMEOUT_SECONDS": "5"})
     assert result.returncode == 0, result.stderr
     answer = "\n".join(answers(result.stdout)[QUESTION])
