@@ -3,19 +3,23 @@ each other's numbers and words, memory off, an owner-only data folder."""
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import json
 import os
 import re
 import stat
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from memory.ports import ManualClock
 from memory.portability import UserExistsError
 from memory.types import FactStatus
-from tests.conftest import make_harness
+from tests.conftest import T0, make_harness
 
 BIN = Path(sys.executable).with_name("memory-bot")
 
@@ -255,15 +259,30 @@ async def test_cli_inspect_shows_one_user(tmp_path, clock):
     assert _cli(tmp_path, "inspect", "console:nobody", data=data).returncode == 2
 
 
-async def _alice_export(tmp_path: Path, clock) -> dict:
-    """Alice's export document from a seeded folder of her own (``tmp_path / "a"``)."""
-    a = await make_harness(tmp_path / "a", clock, lance=True)
-    try:
-        await _seed_alice(a)
-        doc = await a.memory.export_user((await a.store.identities.find_user("console", "alice")).id)
-    finally:
-        await _close(a)
-    return doc
+@pytest.fixture(scope="module")
+def alice_seeded_export(tmp_path_factory) -> dict:
+    """Alice's export document from a folder of her own, seeded once for the module (each
+    test changes a copy: :func:`alice_doc`). Seeded on an event loop of its own thread,
+    as a synchronous module fixture must."""
+    folder = tmp_path_factory.mktemp("alice")
+
+    async def export() -> dict:
+        a = await make_harness(folder, ManualClock(T0), lance=True)
+        try:
+            await _seed_alice(a)
+            user = await a.store.identities.find_user("console", "alice")
+            return await a.memory.export_user(user.id)
+        finally:
+            await _close(a)
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, export()).result()
+
+
+@pytest.fixture
+def alice_doc(alice_seeded_export) -> dict:
+    """A copy of Alice's export document for one test to change."""
+    return copy.deepcopy(alice_seeded_export)
 
 
 @pytest.mark.parametrize(("section", "field", "value", "message"), [
@@ -275,10 +294,10 @@ async def _alice_export(tmp_path: Path, clock) -> dict:
     ("sessions", "thread_id", 777, "sessions row 1: thread_id 777"),
 ])
 async def test_an_invalid_export_is_refused_and_writes_nothing(tmp_path, clock, section, field,
-                                                               value, message):
+                                                               value, message, alice_doc):
     from memory.portability import ExportFormatError
 
-    doc = await _alice_export(tmp_path, clock)
+    doc = alice_doc
     doc[section][0][field] = value
     b = await make_harness(tmp_path / "b", clock, lance=True)
     try:
@@ -297,8 +316,8 @@ async def test_an_invalid_export_is_refused_and_writes_nothing(tmp_path, clock, 
     assert _cli(tmp_path, "reindex", data=data).returncode == 0  # the next start works
 
 
-async def test_an_export_citing_deleted_turns_still_imports(tmp_path, clock):
-    doc = await _alice_export(tmp_path, clock)
+async def test_an_export_citing_deleted_turns_still_imports(tmp_path, clock, alice_doc):
+    doc = alice_doc
     doc["episodes"][0]["turn_ids"].append(99999)  # retention and /forget N delete turns
     doc["facts"][0]["source_turn_ids"].append(99998)
     b = await make_harness(tmp_path / "b", clock, lance=True)
@@ -309,8 +328,9 @@ async def test_an_export_citing_deleted_turns_still_imports(tmp_path, clock):
         await _close(b)
 
 
-async def test_an_import_into_another_users_private_chat_is_refused(tmp_path, clock):
-    doc = await _alice_export(tmp_path, clock)
+async def test_an_import_into_another_users_private_chat_is_refused(tmp_path, clock,
+                                                                      alice_doc):
+    doc = alice_doc
     doc["user"]["accounts"] = [{"platform": "console", "platform_user_id": "mallory"}]
     b = await make_harness(tmp_path / "b", clock, lance=True)
     try:
