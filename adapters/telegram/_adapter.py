@@ -122,7 +122,8 @@ class TelegramConfig:
         group_edit_interval_s: the same in groups (Telegram allows 20 messages a minute there).
         takeover_interval_s: with chat locks (several workers), how often (seconds) this
             process looks for chats whose due replies or kept updates nobody is handling (their
-            worker died) and handles them; each look is one read of each.
+            worker died) and handles those already there at its previous look; each look is
+            one read of each. A dead worker's chat is taken over within two intervals.
     """
 
     token: str
@@ -232,8 +233,9 @@ class TelegramAdapter:
             once (an update another worker handled meanwhile is no longer kept), after first
             answering the chat's replies left due (a worker killed between storing a message
             and delivering its answer). Every ``takeover_interval_s`` each process also drains
-            the chats with due replies or kept updates, so a dead worker's chats are taken
-            over without waiting for their next message or for that worker's restart.
+            the chats whose due replies or kept updates were there at its previous look, so a
+            dead worker's chats are taken over without waiting for their next message or for
+            that worker's restart.
     """
 
     def __init__(self, conversation: Conversation, config: TelegramConfig, *, marks: Marks,
@@ -470,39 +472,39 @@ class TelegramAdapter:
         task.add_done_callback(_log_drain_failure)
 
     async def _take_over(self) -> None:
-        """Every ``takeover_interval_s``: drain each chat with a reply due (stored at least
-        that long ago) or an update kept, unless this process is draining it already. A chat
-        another worker is handling waits on its lock and then finds nothing left; one whose
-        worker died is handled here. Failures are logged and tried at the next look."""
-        interval = self.config.takeover_interval_s
+        """Every ``takeover_interval_s``: drain each chat with a reply due or an update kept
+        that was already there at the previous look (so at least that long: one that arrived
+        since is its receiver's to handle), unless this process is draining it already. A chat
+        another worker is still handling waits on its lock and then finds nothing left; one
+        whose worker died is handled here. Failures are logged and tried at the next look."""
+        noticed: set[str] = set()
         while True:
-            await asyncio.sleep(interval)
+            await asyncio.sleep(self.config.takeover_interval_s)
             try:
-                chats = await self._unhandled_chats(older_than=_now() - timedelta(
-                    seconds=interval))
+                found = await self._unhandled()
             except Exception as exc:  # noqa: BLE001 - the database may be back at the next look
                 log.warning("telegram: looking for chats left unhandled failed: %s", exc)
                 continue
-            for chat in chats:
+            left = dict.fromkeys(chat for item, chat in found if item in noticed)
+            noticed = {item for item, _ in found}
+            for chat in left:
                 if chat not in self._drain_chats and self.application is not None:
                     log.info("telegram: taking over chat=%s (due replies or kept updates)",
                              chat)
                     self._start_drain(chat)
 
-    async def _unhandled_chats(self, *, older_than: datetime | None = None) -> list[str]:
-        """Chats with a reply due (its message stored before ``older_than``, when given) or
-        an update kept unhandled, due replies' chats first, each once."""
+    async def _unhandled(self) -> list[tuple[str, str]]:
+        """``(item, chat)`` of every reply due (item ``due:<chat>:<message id>``) and every
+        update kept unhandled (item: its key), due replies first."""
         assert self.me is not None
-        chats: dict[str, None] = {}
-        for msg in await self.conversation.due_replies(PLATFORM):
-            if older_than is None or msg.sent_at < older_than:
-                chats.setdefault(msg.thread.chat_id)
-        for _, payload in await self.marks.received_updates(PLATFORM, prefix=f"{self.me.id}:"):
+        found = [(f"due:{m.thread.chat_id}:{m.platform_message_id}", m.thread.chat_id)
+                 for m in await self.conversation.due_replies(PLATFORM)]
+        for key, payload in await self.marks.received_updates(PLATFORM, prefix=f"{self.me.id}:"):
             try:
-                chats.setdefault(update_chat(json.loads(payload)))
+                found.append((key, update_chat(json.loads(payload))))
             except (ValueError, AttributeError):
                 continue  # left to start-up recovery, which drops what it cannot read
-        return list(chats)
+        return found
 
     async def _drain_chat(self, chat: str) -> None:
         """Under the chat's lock (every process's): answer the chat's replies left due (a
@@ -627,7 +629,7 @@ class TelegramAdapter:
             if not locked:
                 await app.update_queue.put(update)
         if locked:  # under each chat's lock, as any worker handles them
-            for chat in await self._unhandled_chats():
+            for chat in dict.fromkeys(chat for _, chat in await self._unhandled()):
                 self._start_drain(chat)
         if kept:
             log.info("telegram: %d update(s) received before a stop are handled now", len(kept))
