@@ -3,7 +3,7 @@
 Each handler takes the engine, the speaker's context, the argument text and the language of
 the reply (``ConversationEngine.language_of_reply``), and returns reply lines worded from the
 catalogue (:mod:`i18n`). Commands that destroy data ask for confirmation through
-``engine.pending``.
+``bot.confirmation`` (the question is kept in the store).
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from bot.command_table import help_text
-from bot.confirmation import PendingConfirmation
+from bot.confirmation import ask
 from i18n import language_of_code, message_ids, say
 from i18n.facts import fact_text, mid_sentence
 from i18n.items import item_text
+from memory.records import PendingQuestion
 from memory.service import Context
 from memory.text import normalise
 from memory.types import ChatKind, Fact, FactStatus, IncomingMessage
@@ -159,21 +160,12 @@ async def cmd_forget(engine, ctx: Context, arg: str, lang: str) -> list[str]:
         preview = await memory.forget_all_preview(ctx.user.id)
         if not (preview.facts or preview.episodes or preview.turns):
             return [say(lang, "forget.nothing")]
-
-        async def forget_everything() -> str:
-            # copies outside the stores first (the console's input history): a crash after this
-            # leaves the data to delete again, never a copy of what was deleted
-            await engine.forgot_everything(ctx.user.id)
-            result = await memory.forget_all(ctx.user.id)  # export files go with it
-            return say(lang, "forget.all_done", facts=result.facts, episodes=result.episodes,
-                       rounds=result.rounds, turns=result.turns)
-
         earlier = preview.facts - len(facts)
         versions = say(lang, "forget.versions", earlier=earlier) if earlier else ""
         description = say(lang, "forget.all_description", facts=preview.facts,
                           versions=versions, episodes=preview.episodes)
-        engine.pending[(ctx.thread.id, ctx.user.id)] = _pending(description, forget_everything,
-                                                               ctx.user.id, lang)
+        await ask(engine, ctx, action="forget_all", target=None, description=description,
+                  lang=lang)
         return [say(lang, "forget.confirm_all", description=description)]
     if _NUMBER_LIKE.fullmatch(arg):  # a number attempt, not words to search for
         listed = facts + [f for f in await memory.facts_for(ctx.user.id, history=True)
@@ -186,24 +178,13 @@ async def cmd_forget(engine, ctx: Context, arg: str, lang: str) -> list[str]:
                         hint=_numbers_hint(len(facts), len(listed), lang))]
         fact = listed[n - 1]
         going = await memory.forget_fact_preview(ctx.user.id, fact.id)
-
-        async def forget_them() -> str:
-            # copies of the doomed messages outside the stores first (the console's input
-            # history), as for /forget all
-            await engine.forgetting_messages(
-                ctx.user.id, await memory.forget_fact_messages(ctx.user.id, fact.id))
-            result = await memory.forget_fact(ctx.user.id, fact.id)
-            if not result.fact_texts:
-                return say(lang, "forget.already_gone")
-            return _forgotten(result, lang)
-
         if len(going) <= 1:  # nothing beyond the fact named: no question
-            return [await forget_them()]
+            return [await _forget_fact(engine, ctx.user.id, fact.id, lang)]
         earlier = say(lang, "list.semicolon").join(mid_sentence(f.text) for f in going[1:])
         description = say(lang, "forget.fact_description", n=n, fact=mid_sentence(fact.text),
                           count=len(going) - 1, earlier=earlier)
-        engine.pending[(ctx.thread.id, ctx.user.id)] = _pending(description, forget_them,
-                                                               ctx.user.id, lang)
+        await ask(engine, ctx, action="forget_fact", target=fact.id, description=description,
+                  lang=lang)
         lines = "\n".join(f"- {fact_text(f.text)}" for f in going)
         return [say(lang, "forget.confirm_fact", n=n, lines=lines)]
     words = normalise(arg)
@@ -250,9 +231,37 @@ def _numbers_hint(active: int, listed: int, lang: str) -> str:
     return say(lang, "forget.hint.many", listed=listed, where=where)
 
 
-def _pending(description: str, action: Callable[[], Awaitable[str]], user_id: int, lang: str):
-    return PendingConfirmation(description=description, action=action, user_id=user_id,
-                               language=lang)
+async def _forget_everything(engine, user_id: int, lang: str) -> str:
+    """``/forget all``, confirmed: copies outside the stores first (the console's input
+    history), so a crash after this leaves the data to delete again, never a copy of what was
+    deleted; export files go with the stores' data."""
+    await engine.forgot_everything(user_id)
+    result = await engine.memory.forget_all(user_id)
+    return say(lang, "forget.all_done", facts=result.facts, episodes=result.episodes,
+               rounds=result.rounds, turns=result.turns)
+
+
+async def _forget_fact(engine, user_id: int, fact_id: int, lang: str) -> str:
+    """``/forget N`` (confirmed when it takes more than the fact named): copies of the doomed
+    messages outside the stores first, as for ``/forget all``."""
+    memory = engine.memory
+    await engine.forgetting_messages(user_id, await memory.forget_fact_messages(user_id, fact_id))
+    result = await memory.forget_fact(user_id, fact_id)
+    if not result.fact_texts:
+        return say(lang, "forget.already_gone")
+    return _forgotten(result, lang)
+
+
+#: What a confirmed question runs, by its ``action`` (``bot.confirmation``).
+CONFIRMED: dict[str, Callable[..., Awaitable[str]]] = {
+    "forget_all": lambda engine, q: _forget_everything(engine, q.user_id, q.language),
+    "forget_fact": lambda engine, q: _forget_fact(engine, q.user_id, q.target, q.language),
+}
+
+
+async def run_confirmed(engine, question: PendingQuestion) -> str:
+    """Run the action of a question its author confirmed; the reply text."""
+    return await CONFIRMED[question.action](engine, question)
 
 
 async def cmd_memory_chat(engine, ctx: Context, msg: IncomingMessage, enabled: bool,

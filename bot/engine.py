@@ -18,7 +18,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from bot.command_table import COMMAND_TABLE
-from bot.confirmation import PendingConfirmation
+from bot.confirmation import answer, answer_line
 from bot.reply_language import ThreadLanguages, choose, message_language
 from bot.usage import usage_entry
 from i18n import message_ids, say
@@ -28,7 +28,7 @@ from memory.episodes import is_end_phrase
 from memory.errors import ModelError, ModelMisconfigured, StoreError
 from memory.facts import explicit_request
 from memory.ports import ChatModel, ThreadLocks
-from memory.records import NO_WRITES, HandledUpdate, PromptRecord, TurnWrites
+from memory.records import NO_WRITES, HandledUpdate, PendingQuestion, PromptRecord, TurnWrites
 from memory.redact import redact
 from memory.service import Context, MemoryService
 from memory.text import valid_text, without_direction_marks
@@ -89,7 +89,6 @@ class ConversationEngine:
         self.on_turn = on_turn
         self.reply_timeout_s = reply_timeout_s
         self.locks: ThreadLocks = locks or LocalThreadLocks()
-        self.pending: dict[tuple[int, int], PendingConfirmation] = {}
         self.on_forget_all: list[Callable[[int], Awaitable[None]]] = []
         self.on_forget_messages: list[Callable[[int, list[str]], Awaitable[None]]] = []
         self._misconfigured_logged = False
@@ -121,16 +120,11 @@ class ConversationEngine:
             ctx = None
             try:
                 ctx = await self.memory.context(msg)
-                key = (ctx.thread.id, ctx.user.id)
-                if key in self.pending:
-                    pending = self.pending.pop(key)
-                    if text.lower() in {"yes", "y", "是", "确认"}:
-                        return [await pending.action()]
-                    cancelled = [say(pending.language, "engine.cancelled",
-                                     description=pending.description)]
-                    if text.lower().strip(".!") in {"no", "n", "cancel", "不", "不要", "取消", "算了"}:
-                        return cancelled  # the answer to the question, not a new message
-                    return cancelled + await self._dispatch(ctx, msg, text)
+                question = await self.memory.waiting_question(ctx.thread.id, ctx.user.id)
+                if question is not None:  # this line answers it, whoever asked
+                    replies, also_a_message = await answer_line(self, question, text)
+                    return replies + (await self._dispatch(ctx, msg, text)
+                                      if also_a_message else [])
                 return await self._dispatch(ctx, msg, text)
             except StoreError as exc:
                 return [_storage_failed(exc, self.language_of_reply(msg, text, ctx), msg,
@@ -430,8 +424,8 @@ class ConversationEngine:
         """What the confirmation waiting for this author in this thread would do, or None
         (adapters attach confirm buttons when there is one)."""
         ctx = await self.memory.context(valid_message(msg))
-        pending = self.pending.get((ctx.thread.id, ctx.user.id))
-        return pending.description if pending is not None else None
+        question = await self.memory.waiting_question(ctx.thread.id, ctx.user.id)
+        return question.description if question is not None else None
 
     async def confirm(self, msg: IncomingMessage, yes: bool) -> list[str]:
         """Answer the author's pending confirmation in this thread (a confirm button): run the
@@ -439,12 +433,15 @@ class ConversationEngine:
         msg = valid_message(msg)
         async with self._turn_lock(msg.thread):
             ctx = await self.memory.context(msg)
-            pending = self.pending.pop((ctx.thread.id, ctx.user.id), None)
-            if pending is None:
+            question = await self.memory.take_question(ctx.thread.id, ctx.user.id)
+            if question is None:
                 return [say(await self.language_for(msg, "", ctx), "engine.question_expired")]
-            if yes:
-                return [await pending.action()]
-            return [say(pending.language, "engine.cancelled", description=pending.description)]
+            return [await answer(self, question, yes)]
+
+    async def answer_question(self, question: PendingQuestion, yes: bool) -> str:
+        """Run (``yes``) or cancel a question taken with ``memory.take_question`` (a confirm
+        button that holds the question it showed); the reply text."""
+        return await answer(self, question, yes)
 
     async def command(self, msg: IncomingMessage) -> list[str]:
         """Run the slash command in ``msg.text`` without touching pending confirmations

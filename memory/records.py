@@ -245,6 +245,34 @@ NO_WRITES = TurnWrites()
 """A turn stored on its own."""
 
 
+@dataclass(frozen=True, slots=True)
+class PendingQuestion:
+    """A destructive command's question waiting for its author's answer in one thread
+    (``/forget all``, ``/forget N`` of several facts): kept in the store, so the ``yes`` may
+    reach any process on it. At most one per thread and author; a newer one replaces it.
+
+    Attributes:
+        thread_id: the thread it was asked in.
+        user_id: the user who must answer it.
+        action: what ``yes`` runs (a name the asking code knows: ``forget_all``,
+            ``forget_fact``).
+        target: the action's argument (``forget_fact``: the fact id); None for none.
+        description: what will happen, as it was asked, in ``language``.
+        language: the language of the question (and so of its answer).
+        asked_at: when it was asked (aware UTC).
+        expires_at: after this (aware UTC) it is gone, answered or not.
+    """
+
+    thread_id: int
+    user_id: int
+    action: str
+    target: int | None
+    description: str
+    language: str
+    asked_at: datetime
+    expires_at: datetime
+
+
 ANSWER_PREFIX = "answer:"
 """What starts the platform message id an answer is stored under (:func:`answer_key`)."""
 

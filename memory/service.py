@@ -39,6 +39,7 @@ from memory.recaller import RecallResult, Recaller
 from memory.records import (
     NO_WRITES,
     ForgetResult,
+    PendingQuestion,
     PromptRecord,
     SessionRow,
     TurnWrites,
@@ -366,6 +367,26 @@ class MemoryService:
     async def reply_delivered(self, key: ThreadKey, platform_message_id: str) -> None:
         """The answer to the user turn with this platform message id was delivered."""
         await self.store.deliveries.reply_delivered(key, platform_message_id)
+
+    async def ask_question(self, question: PendingQuestion) -> None:
+        """Keep a command's question for its author's answer (``memory.ports.QuestionStore``)."""
+        await self.store.questions.ask(question)
+
+    async def waiting_question(self, thread_id: int, user_id: int) -> PendingQuestion | None:
+        """The unexpired question waiting for ``user_id`` in ``thread_id``, or None."""
+        return await self.store.questions.peek(thread_id, user_id, self.clock.now())
+
+    async def take_question(self, thread_id: int, user_id: int, *,
+                            asked_at: datetime | None = None) -> PendingQuestion | None:
+        """Take the unexpired question waiting for ``user_id`` in ``thread_id`` (the one asked
+        at ``asked_at``, when given; one taker gets it), or None (then after one read only)."""
+        if asked_at is None:
+            waiting = await self.waiting_question(thread_id, user_id)
+            if waiting is None:
+                return None
+            asked_at = waiting.asked_at
+        return await self.store.questions.take(thread_id, user_id, self.clock.now(),
+                                               asked_at=asked_at)
 
     async def due_messages(self, platform: str) -> list[IncomingMessage]:
         """The stored messages of ``platform`` whose answer is still due, oldest first."""

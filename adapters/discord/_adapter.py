@@ -1,7 +1,7 @@
 """The Discord adapter: messages and slash commands in, replies out, through the conversation
 engine every adapter shares.
 
-The engine is duck-typed (``handle(IncomingMessage) -> list[str]``, ``pending``, ``memory``), so
+The engine is duck-typed (``handle(IncomingMessage) -> list[str]``, ``memory``), so
 this package never imports ``bot/``. Start-up work (command sync) runs in ``setup_hook``, which
 discord.py calls once per login, never on a gateway reconnect; the adapter also remembers that
 it synced, so a client rebuilt without the message-content intent does not sync again.
@@ -50,11 +50,12 @@ was missed while disconnected; older replays are still caught by the unique turn
 class Engine(Protocol):
     """What the adapter needs of ``bot.engine.ConversationEngine``."""
 
-    pending: dict
     memory: Any
     commands: CommandTable
 
     async def handle(self, msg: IncomingMessage) -> list[str]: ...
+
+    async def answer_question(self, question: Any, yes: bool) -> str: ...
 
     async def replied(self, msg: IncomingMessage) -> None: ...
 
@@ -465,16 +466,16 @@ class DiscordAdapter:
                 msg = self._in_dm(msg, dm)
         ctx = await self.engine.memory.context(msg)
         key = (ctx.thread.id, ctx.user.id)
-        before = self.engine.pending.get(key)
+        before = await self.engine.memory.waiting_question(*key)
         replies = await self.engine.handle(msg)
         lang = await self.engine.reply_language(msg)
         body = "\n\n".join(r for r in replies if r.strip()) or say(lang, "discord.nothing_to_show")
-        pending = self.engine.pending.get(key)
+        pending = await self.engine.memory.waiting_question(*key)
         if not deferred:  # the interaction expired: the command still ran exactly once
             await self._fallback(interaction, body, private=ephemeral)
             return
         owner = interaction.user.id
-        if pending is not None and pending is not before:
+        if pending is not None and pending != before:  # this command asked it
             await self._followup(interaction, body, ephemeral=ephemeral,
                                  view=ConfirmView(self, owner, key, pending))
         elif attach and body.lstrip().startswith(("{", "[")):  # a document, not a chat answer

@@ -2,7 +2,8 @@
 command (``/forget all``).
 
 Views live in memory (discord.py's view store): after a restart the buttons of older messages
-no longer answer, and a confirmation is gone anyway (``engine.pending`` is in memory too).
+no longer answer; the question a confirmation shows is kept in the store, so a typed ``yes``
+still answers it until it expires.
 """
 
 from __future__ import annotations
@@ -78,10 +79,12 @@ class PagesView(_OwnedView):
 
 
 class ConfirmView(_OwnedView):
-    """Confirm/cancel buttons for an action waiting in ``engine.pending`` under ``key``.
+    """Confirm/cancel buttons for the question ``pending`` (``memory.records.PendingQuestion``)
+    waiting in the store for ``key`` (thread id, user id).
 
-    Confirm runs the action only if it is still the one waiting (another message in the thread
-    cancels it, as typing anything but ``yes`` does in the console), and only once.
+    Confirm runs the action only if it is still the question waiting (another message in the
+    thread cancels it, as typing anything but ``yes`` does in the console), and only once: the
+    store gives a question to one taker.
     """
 
     def __init__(self, adapter: DiscordAdapter, owner_id: int, key: tuple[int, int], pending,
@@ -93,20 +96,18 @@ class ConfirmView(_OwnedView):
         self.confirm.label = say(self.lang, "button.confirm")
         self.cancel.label = say(self.lang, "button.cancel")
 
-    def _claim(self) -> bool:
-        """Take the pending action out of the engine if it is still ours (no await in here, so
-        two presses cannot both get it)."""
-        waiting = self.adapter.engine.pending
-        if waiting.get(self.key) is self.pending:
-            del waiting[self.key]
-            return True
-        return False
+    async def _claim(self):
+        """Take the question out of the store if it is still the one waiting (the store
+        gives it to one taker, so two presses cannot both get it); None otherwise."""
+        return await self.adapter.engine.memory.take_question(
+            *self.key, asked_at=self.pending.asked_at)
 
     @discord.ui.button(label="!", style=discord.ButtonStyle.danger)  # labelled in __init__
     async def confirm(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
         await interaction.response.defer()  # before the (possibly slow) deletion
         self.stop()
-        text = (await self.pending.action() if self._claim()
+        question = await self._claim()
+        text = (await self.adapter.engine.answer_question(question, True) if question
                 else say(self.lang, "discord.confirmation_expired"))
         await interaction.edit_original_response(content=text, view=None,
                                                  allowed_mentions=NO_MENTIONS)
@@ -114,10 +115,11 @@ class ConfirmView(_OwnedView):
     @discord.ui.button(label="x", style=discord.ButtonStyle.secondary)
     async def cancel(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
         self.stop()
-        text = (say(self.lang, "engine.cancelled", description=self.pending.description)
-                if self._claim() else say(self.lang, "discord.confirmation_expired"))
+        question = await self._claim()
+        text = (await self.adapter.engine.answer_question(question, False) if question
+                else say(self.lang, "discord.confirmation_expired"))
         await interaction.response.edit_message(content=text, view=None,
                                                 allowed_mentions=NO_MENTIONS)
 
     async def on_timeout(self) -> None:
-        self._claim()
+        await self._claim()

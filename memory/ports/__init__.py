@@ -21,6 +21,7 @@ from memory.ports.storage import (
     FactStore,
     IdentityStore,
     PrivacyStore,
+    QuestionStore,
     RecordStore,
     Store,
     WorkQueue,
@@ -30,7 +31,7 @@ from memory.types import ChatMessage, IndexHit, IndexItem, MemoryAnswerRequest, 
 __all__ = [
     "ChatModel", "Clock", "ConversationStore", "DeliveryStore", "Embedder", "EpisodeStore",
     "FactStore", "IdentityStore", "ManualClock", "MemoryAnswerer", "PrivacyStore",
-    "RecordStore", "ScopeFilter", "SearchIndex", "SimilarityCalibration", "Store",
+    "QuestionStore", "RecordStore", "ScopeFilter", "SearchIndex", "SimilarityCalibration", "Store",
     "StructuredModel", "StructuredReply", "SystemClock", "ThreadLocks", "TokenCounter",
     "WorkQueue",
 ]

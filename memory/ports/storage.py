@@ -26,6 +26,7 @@ from memory.records import (
     EditCascade,
     EpisodeDraft,
     ForgetResult,
+    PendingQuestion,
     PromptRecord,
     PurgeRow,
     SessionRow,
@@ -52,7 +53,7 @@ from memory.types import (
 )
 
 __all__ = ["ConversationStore", "DeliveryStore", "EpisodeStore", "FactStore", "IdentityStore",
-           "PrivacyStore", "RecordStore", "Store", "WorkQueue"]
+           "PrivacyStore", "QuestionStore", "RecordStore", "Store", "WorkQueue"]
 
 
 class IdentityStore(Protocol):
@@ -172,6 +173,31 @@ class ConversationStore(Protocol):
         """Replace the text of the user turn with this platform message id (an edit) and
         consume the open fact candidates drawn from it, together; ``(before, after)``, or None
         when no such user turn is stored."""
+        ...
+
+
+class QuestionStore(Protocol):
+    """Destructive commands' questions waiting for their author's answer
+    (:class:`memory.records.PendingQuestion`), one per thread and user, until taken or expired;
+    every process on the store sees them. Times are aware UTC. A user's questions go with
+    ``PrivacyStore.forget_all`` (they may quote facts)."""
+
+    async def ask(self, question: PendingQuestion) -> None:
+        """Keep ``question``, replacing the one its thread and user had."""
+        ...
+
+    async def peek(self, thread_id: int, user_id: int, now: datetime
+                   ) -> PendingQuestion | None:
+        """The question waiting for ``user_id`` in ``thread_id`` (not expired at ``now``), or
+        None; it stays."""
+        ...
+
+    async def take(self, thread_id: int, user_id: int, now: datetime, *,
+                   asked_at: datetime | None = None) -> PendingQuestion | None:
+        """Remove and return the question waiting for ``user_id`` in ``thread_id`` (with
+        ``asked_at``: only the one asked then); None when there is none, it expired by ``now``
+        (an expired one is removed) or it is another. Of two concurrent takers (any
+        processes) one gets it."""
         ...
 
 
@@ -520,8 +546,8 @@ class Store(Protocol):
     """The relational store: its ports, and what opens, closes and maintains them.
 
     Attributes:
-        identities, conversations, deliveries, facts, episodes, work, privacy, records: the
-            ports (one object each, sharing the backend's connection).
+        identities, conversations, deliveries, facts, episodes, work, privacy, records,
+            questions: the ports (one object each, sharing the backend's connection).
         path: where the data lives (``":memory:"`` when nowhere on disk): export files are
             kept beside it.
     """
@@ -534,6 +560,7 @@ class Store(Protocol):
     work: WorkQueue
     privacy: PrivacyStore
     records: RecordStore
+    questions: QuestionStore
     path: str
 
     async def close(self) -> None:

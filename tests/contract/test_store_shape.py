@@ -17,7 +17,8 @@ from tests.contract.support import store  # noqa: F401 (every backend in turn)
 PORTS = {"identities": ports.IdentityStore, "conversations": ports.ConversationStore,
          "deliveries": ports.DeliveryStore, "facts": ports.FactStore,
          "episodes": ports.EpisodeStore, "work": ports.WorkQueue,
-         "privacy": ports.PrivacyStore, "records": ports.RecordStore}
+         "privacy": ports.PrivacyStore, "records": ports.RecordStore,
+         "questions": ports.QuestionStore}
 
 
 def _methods(protocol) -> dict[str, inspect.Signature]:

@@ -410,9 +410,6 @@ NEEDS_SHARED = ("several workers on one database, each update kept once and a th
                 "updates handled in update-id order by the holder of its lock in the database")
 NEEDS_JOBS = ("consolidation jobs and idle deadlines held in the database, so a killed "
               "worker's pending work is done by another")
-NEEDS_SHARED_CONFIRMATION = ("a /forget all confirmation is held by the process that asked "
-                             "(ConversationEngine.pending): a 'yes' that another worker "
-                             "handles does not confirm it")
 
 
 def _by_thread(run: Run) -> dict[int, list[dict]]:
@@ -482,8 +479,7 @@ def test_each_closed_session_has_exactly_one_episode(soak):
     assert not [w for w in soak.tables["work"] if w["done_at"] is None]
 
 
-@pytest.mark.xfail(reason=NEEDS_SHARED_CONFIRMATION if SHARED else
-                   f"{NEEDS_SHARED}; {NEEDS_SHARED_CONFIRMATION}")
+@pytest.mark.xfail(not SHARED, reason=NEEDS_SHARED)
 def test_no_forgotten_marker_survives_forget_all(soak):
     assert not {t: n for t, n in soak.marked.items() if n}
     told = [c for c in soak.sent if c % FORGETTERS == 0]

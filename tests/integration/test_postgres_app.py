@@ -20,7 +20,7 @@ from bot.settings import Settings
 from memory.ports import ManualClock
 from memory.stores.postgres import PgSearchIndex, PostgresStore
 from memory.stores.postgres.locks import PgThreadLocks
-from memory.types import ChatKind, IncomingMessage, ThreadKey
+from memory.types import ChatKind, FactStatus, IncomingMessage, ThreadKey
 
 pytestmark = pytest.mark.postgres
 
@@ -112,6 +112,31 @@ async def test_two_bots_on_one_database_share_memory_and_take_turns(tmp_path, pg
         session = await first.store.conversations.open_session(thread.id)
         roles = [t.role.value for t in await first.store.conversations.session_turns(session.id)]
         assert len(roles) == 2 * 14 and roles == ["user", "assistant"] * 14
+    finally:
+        await first.aclose()
+        await second.aclose()
+
+
+async def test_a_forget_all_question_asked_by_one_bot_is_confirmed_by_a_yes_to_another(
+        tmp_path, pg_schema):
+    """The question of ``/forget all`` is kept in the database: the "yes" that reaches the
+    other process deletes; a second "yes" (a redelivery to the first) finds nothing to confirm."""
+    settings = Settings(data_dir=tmp_path / "shared", embedder="hashing",
+                        database_url=_url(pg_schema))
+    first = await build_app(settings, embedder=HashingEmbedder())
+    second = await build_app(settings, embedder=HashingEmbedder())
+    try:
+        await first.engine.handle(_msg("Remember that my cat is called Quillvane", 1))
+        [asked] = await first.engine.handle(_msg("/forget all", 2))
+        assert "Reply yes to confirm" in asked
+        assert await second.engine.pending_question(_msg("", 3)) is not None
+        [done] = await second.engine.handle(_msg("yes", 3))
+        assert done.startswith("Deleted everything I kept about you: 1 fact(s)"), done
+        assert await first.engine.pending_question(_msg("", 4)) is None
+        user = await first.store.identities.find_user("console", "ana")
+        assert await first.store.facts.list_facts(user.id, list(FactStatus)) == []
+        [again] = await first.engine.handle(_msg("yes", 4))
+        assert not again.startswith("Deleted everything")
     finally:
         await first.aclose()
         await second.aclose()

@@ -24,7 +24,7 @@ async def _state(harness, user: str = "alice") -> dict:
             "episodes": len(await harness.memory.episodes_for(found.id)),
             "session": session.id if session else None,
             "memory_enabled": found.memory_enabled,
-            "pending": dict(harness.engine.pending)}
+            "pending": await harness.memory.waiting_question(1, found.id)}
 
 
 BAD_ARGUMENTS = [
@@ -82,7 +82,8 @@ async def test_forget_all_with_more_words_starts_no_confirmation(harness):
     await _seed(harness)
     before = await _state(harness)
     assert (await harness.say("/forget all please"))[0].startswith("To delete everything")
-    assert harness.engine.pending == {}
+    found = await harness.store.identities.find_user("console", "alice")
+    assert await harness.memory.waiting_question(1, found.id) is None
     assert not (await harness.say("yes"))[0].startswith("Deleted everything")
     after = await _state(harness)
     assert after["facts"] == before["facts"] and after["episodes"] == before["episodes"]

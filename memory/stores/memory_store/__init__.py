@@ -14,6 +14,7 @@ from memory.stores.memory_store.episodes import MemoryEpisodes, MemoryWorkQueue
 from memory.stores.memory_store.facts import MemoryFacts
 from memory.stores.memory_store.identities import MemoryIdentities
 from memory.stores.memory_store.privacy import MemoryPrivacy
+from memory.stores.memory_store.questions import MemoryQuestions
 from memory.stores.memory_store.records import MemoryRecords
 from memory.stores.memory_store.tables import Tables
 
@@ -29,8 +30,8 @@ class InMemoryStore:
     """:class:`memory.ports.Store` in process memory (see the module docstring).
 
     Attributes:
-        identities, conversations, deliveries, facts, episodes, work, privacy, records: the
-            ports, sharing one :class:`~memory.stores.memory_store.tables.Tables`.
+        identities, conversations, deliveries, facts, episodes, work, privacy, records,
+            questions: the ports, sharing one :class:`~memory.stores.memory_store.tables.Tables`.
         path: ``":memory:"`` (no data folder: no export files beside it).
     """
 
@@ -45,6 +46,7 @@ class InMemoryStore:
         self.work = MemoryWorkQueue(tables)
         self.privacy = MemoryPrivacy(tables)
         self.records = MemoryRecords(tables)
+        self.questions = MemoryQuestions(tables)
 
     @classmethod
     async def open(cls) -> InMemoryStore:

@@ -192,6 +192,7 @@ class MemoryPrivacy:
                                        | {f"episode:{i}" for i in episodes}
                                        | {f"round:{i}" for i in rounds})
             t.candidates = {k: r for k, r in t.candidates.items() if r["user_id"] != user_id}
+            t.questions = {k: r for k, r in t.questions.items() if r["user_id"] != user_id}
             self._audit(now, user_id, "forget_all", len(facts) + len(episodes) + len(rounds))
             keys = (tuple(f"fact:{i}" for i in facts) + tuple(f"episode:{i}" for i in episodes)
                     + tuple(f"round:{i}" for i in rounds))

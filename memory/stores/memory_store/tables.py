@@ -29,12 +29,13 @@ class Tables:
         seen_updates: ``{(platform, update key): row}`` in the order first received.
         replies_due: ``{turn_id: row}``.
         chat_settings: ``{(platform, chat_id): row}``.
+        questions: ``{(thread_id, user_id): row}``.
         audit: the audit log, oldest first.
     """
 
     NAMES = ("users", "accounts", "threads", "sessions", "turns", "episodes", "rounds", "facts",
              "candidates", "work", "purges", "prompt_records", "usage", "seen_updates",
-             "replies_due", "chat_settings", "audit")
+             "replies_due", "chat_settings", "questions", "audit")
 
     def __init__(self) -> None:
         for name in self.NAMES:
@@ -99,7 +100,7 @@ class Tables:
         """Delete a user with what references them (accounts, facts, candidates, usage,
         prompt records); their turns keep no user (``ON DELETE SET NULL``)."""
         self.users.pop(user_id, None)
-        for name in ("accounts", "prompt_records", "usage"):
+        for name in ("accounts", "prompt_records", "usage", "questions"):
             table = getattr(self, name)
             setattr(self, name, {k: r for k, r in table.items() if r["user_id"] != user_id})
         self.facts = {k: r for k, r in self.facts.items() if r["user_id"] != user_id}

@@ -143,6 +143,7 @@ class PgPrivacy:
                 tx, {f"fact:{i}" for i in t.fact_ids} | {f"episode:{i}" for i in t.episode_ids}
                 | {f"round:{i}" for i in t.round_ids})
             await tx.execute("DELETE FROM fact_candidates WHERE user_id = $1", (user_id,))
+            await tx.execute("DELETE FROM questions WHERE user_id = $1", (user_id,))
             await tx.execute(
                 "INSERT INTO audit_log (at, user_id, action, count) VALUES ($1, $2, 'forget_all',"
                 " $3)", (now, user_id, len(t.fact_ids) + len(t.episode_ids) + len(t.round_ids)))

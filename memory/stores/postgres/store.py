@@ -22,6 +22,7 @@ from memory.stores.postgres.episodes import PgEpisodes
 from memory.stores.postgres.facts import PgFacts
 from memory.stores.postgres.identities import PgIdentities
 from memory.stores.postgres.privacy import PgPrivacy
+from memory.stores.postgres.questions import PgQuestions
 from memory.stores.postgres.records import PgRecords
 from memory.stores.postgres.store_migrations import migrate
 from memory.stores.postgres.work import PgWorkQueue
@@ -41,8 +42,8 @@ class PostgresStore:
     :meth:`open`; close with :meth:`close`.
 
     Attributes:
-        identities, conversations, deliveries, facts, episodes, work, privacy, records: the
-            ports, sharing one pool.
+        identities, conversations, deliveries, facts, episodes, work, privacy, records,
+            questions: the ports, sharing one pool.
         db: the pool (:class:`~memory.stores.postgres.database.Database`).
         path: ``postgresql:<schema>`` (export files are kept under the data folder instead,
             as a database has no folder).
@@ -61,6 +62,7 @@ class PostgresStore:
         self.work = PgWorkQueue(db)
         self.privacy = PgPrivacy(db)
         self.records = PgRecords(db)
+        self.questions = PgQuestions(db)
 
     @classmethod
     async def open(cls, url: str, *, schema: str | None = None, scratch: bool = False,

@@ -227,6 +227,22 @@ CREATE TABLE purges (
 """
 
 
+_V2 = """
+CREATE TABLE questions (
+    thread_id bigint NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+    user_id bigint NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    action text NOT NULL,
+    target bigint,
+    description text NOT NULL,
+    language text NOT NULL,
+    asked_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL,
+    PRIMARY KEY (thread_id, user_id)
+);
+CREATE INDEX questions_user ON questions(user_id);
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class Migration:
     """One schema version: ``version`` (1, 2, ...), what it does, and its SQL script."""
@@ -239,6 +255,7 @@ class Migration:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "users, threads, sessions, turns, episodes, rounds, facts, work, deliveries,"
                  " records, purges (SQLite's schema 12)", _V1),
+    Migration(2, "destructive commands' questions waiting for an answer (SQLite's 13)", _V2),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -262,4 +262,20 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE users ADD COLUMN language TEXT;
     """,
+    # 13: a destructive command's question waiting for its author's ``yes`` (one per thread and
+    # user, until answered or expired), in the store so that any process may take the answer.
+    """
+    CREATE TABLE questions (
+        thread_id INTEGER NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        action TEXT NOT NULL,
+        target INTEGER,
+        description TEXT NOT NULL,
+        language TEXT NOT NULL,
+        asked_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        PRIMARY KEY (thread_id, user_id)
+    );
+    CREATE INDEX questions_user ON questions(user_id);
+    """,
 )

@@ -21,6 +21,7 @@ from memory.stores.sqlite.episodes import SQLiteEpisodes
 from memory.stores.sqlite.facts import SQLiteFacts
 from memory.stores.sqlite.identities import SQLiteIdentities
 from memory.stores.sqlite.privacy import SQLitePrivacy
+from memory.stores.sqlite.questions import SQLiteQuestions
 from memory.stores.sqlite.records import SQLiteRecords
 from memory.stores.sqlite.work import SQLiteWorkQueue
 
@@ -34,8 +35,8 @@ class SQLiteStore:
     :meth:`close`.
 
     Attributes:
-        identities, conversations, deliveries, facts, episodes, work, privacy, records: the
-            ports, sharing one connection.
+        identities, conversations, deliveries, facts, episodes, work, privacy, records,
+            questions: the ports, sharing one connection.
         db: the connection (:class:`~memory.stores.sqlite.connection.Database`).
         hot: the hot cache of open sessions and their newest turns (``db.hot``).
         path: the database file (``":memory:"`` for a private in-memory database).
@@ -60,6 +61,7 @@ class SQLiteStore:
         self.work = SQLiteWorkQueue(db)
         self.privacy = SQLitePrivacy(db)
         self.records = SQLiteRecords(db)
+        self.questions = SQLiteQuestions(db)
 
     @classmethod
     async def open(cls, path: str | Path) -> SQLiteStore:
