@@ -8,7 +8,9 @@ runs the pending work and closes every session that went idle while the process 
 
 - One idle job per thread, id ``idle:<thread_id>``, replaced after every turn (a date trigger
   at the session's ``last_turn_at + IDLE_TIMEOUT_SECONDS``).
-- One maintenance job (``maintenance``), every 24 hours, the first 10 minutes after start-up.
+- One maintenance job (``maintenance``), every 24 hours, the first 10 minutes after start-up;
+  it runs the maintenance only when no process on the store ran it that UTC day (a claim in
+  the store), so several processes run it once a day between them.
 - One retry job (``retry``), every minute: consolidation jobs that failed and whose back-off
   (``memory.work_runner.retry_delay``: 30 s doubling to 1 hour) is over run again, and jobs
   left pending by a process that died (any process on a shared database runs them: the
@@ -123,11 +125,12 @@ async def idle_job(sched: "MemoryScheduler", thread_id: int, deadline: datetime)
 
 
 async def maintenance_job(sched: "MemoryScheduler") -> None:
-    """Job: the daily maintenance (``MemoryService.run_maintenance``)."""
+    """Job: the daily maintenance, once a day whichever processes share the store
+    (``MemoryService.run_daily_maintenance``)."""
     async with sched.tracked():
         try:
-            await sched.memory.run_maintenance(expire_days=sched.expire_days,
-                                               retention_days=sched.retention_days)
+            await sched.memory.run_daily_maintenance(expire_days=sched.expire_days,
+                                                     retention_days=sched.retention_days)
         except Exception:
             log.exception("maintenance failed; it runs again at the next interval")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import timedelta
 
 from memory.indexing import Indexer
 from memory.lifecycle import (
@@ -20,6 +21,11 @@ from memory.records import ForgetResult
 from memory.work_runner import WorkRunner
 
 log = logging.getLogger("memory.service")
+
+
+STALE_CLAIM = timedelta(hours=1)
+"""How long a claimed daily maintenance may stay unfinished before another process takes it
+over (its process died): a maintenance takes seconds to minutes (docs/benchmarks.md)."""
 
 
 class Maintenance:
@@ -74,6 +80,26 @@ class Maintenance:
         result = await self.store.privacy.delete_consolidated_turns(cutoff, self.clock.now())
         await self.index.delete(list(result.index_keys))
         return result
+
+    async def run_daily_maintenance(self, *, expire_days: int, retention_days: int
+                                    ) -> MaintenanceReport | None:
+        """:meth:`run_maintenance` once per UTC day across every process on the store: the
+        first caller of the day claims it (``Store.claim_maintenance``) and runs it; the others
+        get None. A claim left unfinished for :data:`STALE_CLAIM` (its process died) is taken
+        over; one that failed is released, so a later call of that day runs it again."""
+        now = self.clock.now()
+        day = now.date().isoformat()
+        if not await self.store.claim_maintenance(day, now, stale_before=now - STALE_CLAIM):
+            log.info("maintenance of %s already claimed by another process; skipped", day)
+            return None
+        try:
+            report = await self.run_maintenance(expire_days=expire_days,
+                                                retention_days=retention_days)
+        except BaseException:
+            await self.store.finish_maintenance(day, self.clock.now(), done=False)
+            raise
+        await self.store.finish_maintenance(day, self.clock.now(), done=True)
+        return report
 
     async def run_maintenance(self, *, expire_days: int, retention_days: int
                               ) -> MaintenanceReport:

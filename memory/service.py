@@ -440,6 +440,13 @@ class MemoryService:
         rounds that hold them (:meth:`memory.maintenance.Maintenance.delete_old_turns`)."""
         return await self.maintenance.delete_old_turns(retention_days=retention_days)
 
+    async def run_daily_maintenance(self, *, expire_days: int, retention_days: int
+                                    ) -> MaintenanceReport | None:
+        """The daily maintenance, once per UTC day across processes on the store; None when
+        another process claimed it (:meth:`memory.maintenance.Maintenance.run_daily_maintenance`)."""
+        return await self.maintenance.run_daily_maintenance(expire_days=expire_days,
+                                                            retention_days=retention_days)
+
     async def run_maintenance(self, *, expire_days: int, retention_days: int
                               ) -> MaintenanceReport:
         """The daily maintenance (:meth:`memory.maintenance.Maintenance.run_maintenance`)."""

@@ -589,3 +589,16 @@ class Store(Protocol):
     async def optimize(self) -> None:
         """Routine upkeep (statistics for the query planner), outside other writes."""
         ...
+
+    async def claim_maintenance(self, day: str, now: datetime, *,
+                                stale_before: datetime) -> bool:
+        """Claim the daily maintenance of ``day`` (``YYYY-MM-DD``, UTC) for the caller: True
+        when nobody has (a claim not finished that was made before ``stale_before`` counts as
+        abandoned and is taken over), False when another claim holds it or it was done. Of
+        processes claiming one day at once, one gets it."""
+        ...
+
+    async def finish_maintenance(self, day: str, now: datetime, *, done: bool) -> None:
+        """End the caller's claim of ``day``: done (the day is kept as done), or not (the
+        claim goes: another may run that day's maintenance)."""
+        ...

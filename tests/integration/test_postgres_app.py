@@ -178,3 +178,21 @@ async def test_a_deadline_watched_by_a_process_that_died_is_kept_by_another(tmp_
         assert not await second.store.work.pending_work()
     finally:
         await second.aclose()
+
+
+async def test_two_bots_on_one_database_run_the_days_maintenance_once(tmp_path, pg_schema):
+    """Both processes' maintenance jobs fire the same day (at once): one runs it, the other
+    finds the day claimed and skips it, and neither runs it again that day."""
+    settings = Settings(data_dir=tmp_path / "shared", embedder="hashing",
+                        database_url=_url(pg_schema))
+    first = await build_app(settings, embedder=HashingEmbedder())
+    second = await build_app(settings, embedder=HashingEmbedder())
+    try:
+        reports = await asyncio.gather(*(app.memory.run_daily_maintenance(
+            expire_days=30, retention_days=0) for app in (first, second)))
+        assert sum(r is not None for r in reports) == 1
+        assert await first.memory.run_daily_maintenance(expire_days=30, retention_days=0) is None
+        assert await second.memory.run_daily_maintenance(expire_days=30, retention_days=0) is None
+    finally:
+        await first.aclose()
+        await second.aclose()

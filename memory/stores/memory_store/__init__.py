@@ -8,7 +8,10 @@ them by the contract suite every backend passes (``tests/contract``). Nothing is
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from memory.errors import StoreError
+from memory.stores.columns import dt, ts
 from memory.stores.memory_store.conversations import MemoryConversations, MemoryDeliveries
 from memory.stores.memory_store.episodes import MemoryEpisodes, MemoryWorkQueue
 from memory.stores.memory_store.facts import MemoryFacts
@@ -76,3 +79,23 @@ class InMemoryStore:
 
     async def optimize(self) -> None:
         """Nothing to do."""
+
+    async def claim_maintenance(self, day: str, now: datetime, *,
+                                stale_before: datetime) -> bool:
+        """Claim ``day``'s maintenance (:meth:`memory.ports.Store.claim_maintenance`)."""
+        row = self.tables.maintenance_runs.get(day)
+        if row is not None and (row["done_at"] is not None
+                                or dt(row["started_at"]) >= stale_before):
+            return False
+        self.tables.maintenance_runs[day] = {"day": day, "started_at": ts(now), "done_at": None}
+        return True
+
+    async def finish_maintenance(self, day: str, now: datetime, *, done: bool) -> None:
+        """End the claim of ``day`` (:meth:`memory.ports.Store.finish_maintenance`)."""
+        row = self.tables.maintenance_runs.get(day)
+        if row is None or row["done_at"] is not None:
+            return
+        if done:
+            self.tables.maintenance_runs[day] = {**row, "done_at": ts(now)}
+        else:
+            del self.tables.maintenance_runs[day]

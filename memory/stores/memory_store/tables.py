@@ -30,12 +30,14 @@ class Tables:
         replies_due: ``{turn_id: row}``.
         chat_settings: ``{(platform, chat_id): row}``.
         questions: ``{(thread_id, user_id): row}``.
+        maintenance_runs: ``{day: row}``.
         audit: the audit log, oldest first.
     """
 
     NAMES = ("users", "accounts", "threads", "sessions", "turns", "episodes", "rounds", "facts",
              "candidates", "work", "purges", "prompt_records", "usage", "seen_updates",
-             "replies_due", "chat_settings", "questions", "audit")
+             "replies_due", "chat_settings", "questions", "maintenance_runs",
+             "audit")
 
     def __init__(self) -> None:
         for name in self.NAMES:

@@ -12,6 +12,7 @@ write the same thread (the reply path reads the database: measured in docs/bench
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
 from memory.errors import StoreError
 from memory.stores.postgres.connection import mapped, redacted
@@ -118,6 +119,25 @@ class PostgresStore:
     async def optimize(self) -> None:
         """Refresh the query planner's statistics of the store's tables (``ANALYZE``)."""
         await self.db.execute("ANALYZE")
+
+    async def claim_maintenance(self, day: str, now: datetime, *,
+                                stale_before: datetime) -> bool:
+        """Claim ``day``'s maintenance (:meth:`memory.ports.Store.claim_maintenance`): one
+        statement, so of processes claiming at once the row lock lets one in."""
+        return await self.db.one(
+            "INSERT INTO maintenance_runs (day, started_at) VALUES ($1, $2) "
+            "ON CONFLICT (day) DO UPDATE SET started_at = EXCLUDED.started_at "
+            "WHERE maintenance_runs.done_at IS NULL AND maintenance_runs.started_at < $3 "
+            "RETURNING day", (day, now, stale_before)) is not None
+
+    async def finish_maintenance(self, day: str, now: datetime, *, done: bool) -> None:
+        """End the claim of ``day`` (:meth:`memory.ports.Store.finish_maintenance`)."""
+        if done:
+            await self.db.execute("UPDATE maintenance_runs SET done_at = $1 WHERE day = $2",
+                                  (now, day))
+        else:
+            await self.db.execute("DELETE FROM maintenance_runs WHERE day = $1 AND "
+                                  "done_at IS NULL", (day,))
 
     async def purge_free_space(self) -> None:
         """Make deletions physical as far as PostgreSQL can from here: ``VACUUM`` the tables

@@ -242,6 +242,14 @@ CREATE TABLE questions (
 CREATE INDEX questions_user ON questions(user_id);
 """
 
+_V3 = """
+CREATE TABLE maintenance_runs (
+    day text COLLATE "C" PRIMARY KEY,
+    started_at timestamptz NOT NULL,
+    done_at timestamptz
+);
+"""
+
 
 @dataclass(frozen=True, slots=True)
 class Migration:
@@ -256,6 +264,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "users, threads, sessions, turns, episodes, rounds, facts, work, deliveries,"
                  " records, purges (SQLite's schema 12)", _V1),
     Migration(2, "destructive commands' questions waiting for an answer (SQLite's 13)", _V2),
+    Migration(3, "the days whose daily maintenance was claimed and done (SQLite's 14)", _V3),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -278,4 +278,13 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX questions_user ON questions(user_id);
     """,
+    # 14: the days whose daily maintenance was claimed (``started_at``) and done (``done_at``),
+    # so that processes on one store run it once a day.
+    """
+    CREATE TABLE maintenance_runs (
+        day TEXT PRIMARY KEY,
+        started_at TEXT NOT NULL,
+        done_at TEXT
+    );
+    """,
 )

@@ -11,6 +11,7 @@ the same transaction as the work record it completes.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from memory.errors import StoreError
@@ -22,6 +23,7 @@ from memory.stores.sqlite.facts import SQLiteFacts
 from memory.stores.sqlite.identities import SQLiteIdentities
 from memory.stores.sqlite.privacy import SQLitePrivacy
 from memory.stores.sqlite.questions import SQLiteQuestions
+from memory.stores.sqlite.rows import ts
 from memory.stores.sqlite.records import SQLiteRecords
 from memory.stores.sqlite.work import SQLiteWorkQueue
 
@@ -99,6 +101,26 @@ class SQLiteStore:
         """Let SQLite refresh its query-planner statistics (``PRAGMA optimize``), outside any
         other write transaction of this connection."""
         await self.db.pragma("optimize")
+
+    async def claim_maintenance(self, day: str, now: datetime, *,
+                                stale_before: datetime) -> bool:
+        """Claim ``day``'s maintenance (:meth:`memory.ports.Store.claim_maintenance`)."""
+        async with self.db.tx(hot=()) as tx:
+            written = await tx.execute(
+                "INSERT INTO maintenance_runs (day, started_at) VALUES (?, ?) "
+                "ON CONFLICT (day) DO UPDATE SET started_at = excluded.started_at "
+                "WHERE done_at IS NULL AND started_at < ?", (day, ts(now), ts(stale_before)))
+        return written.rowcount == 1
+
+    async def finish_maintenance(self, day: str, now: datetime, *, done: bool) -> None:
+        """End the claim of ``day`` (:meth:`memory.ports.Store.finish_maintenance`)."""
+        async with self.db.tx(hot=()) as tx:
+            if done:
+                await tx.execute("UPDATE maintenance_runs SET done_at = ? WHERE day = ?",
+                                 (ts(now), day))
+            else:
+                await tx.execute("DELETE FROM maintenance_runs WHERE day = ? AND done_at IS NULL",
+                                 (day,))
 
     async def purge_free_space(self) -> None:
         """Make deletions physical: checkpoint and truncate the WAL (pages are already zeroed
