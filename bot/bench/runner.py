@@ -10,8 +10,11 @@ ingest (:mod:`bot.bench.ingest`): the cost per ingested message on copies of fol
 1,000, 10,000 and 100,000 facts (cheapest embedder), and one LongMemEval_S haystack replayed
 with the default embedder and no embedding cache, when the data is beside the checkout. With
 ``against`` (a git revision, :mod:`bot.bench.reference`), start-up and the default embedder's
-throughput are measured for that code too, in the same run, and reported as ratios. The report
-has the shape described in docs/benchmarks.md, "What is measured"; progress goes to stderr.
+throughput are measured for that code too, in the same run, and reported as ratios. The
+PostgreSQL column (:mod:`bot.bench.postgres`, ``pg_*`` of :class:`BenchConfig`): the same
+seeded rows in scratch schemas, the ``turns`` job at ``pg_sizes`` and the throughput job in
+1, 2 and 3 processes sharing one database, with CPU seconds per turn. The report has the shape
+described in docs/benchmarks.md, "What is measured"; progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -186,15 +189,16 @@ async def run_bench(config: BenchConfig, *, embedder: str, cache_dir: Path | Non
             wanted = {embedder: pools[embedder]}
             if facts == tp_size or facts in config.ingest_sizes:
                 wanted = pools
-            urls = {}  # the PostgreSQL stores seeded with this size
+            urls = {}  # the PostgreSQL stores seeded with this size, with their embedders
             if pg is not None and facts in config.pg_sizes:
-                urls["turns"] = await pg.create_schema()
+                urls["turns"] = (await pg.create_schema(), (embedder,))
             if pg is not None and facts == tp_size:
                 for key in itertools.product(config.pg_throughput_embedders, config.pg_workers):
-                    urls[key] = await pg.create_schema()
-            pg_urls.update(urls)
+                    name = embedder if key[0] == "default_embedder" else CHEAP_EMBEDDER
+                    urls[key] = (await pg.create_schema(), (name,))
+            pg_urls.update((key, url) for key, (url, _) in urls.items())
             t0 = time.perf_counter()
-            seeded[facts] = await seed(folder, plan, wanted, postgres_urls=list(urls.values()))
+            seeded[facts] = await seed(folder, plan, wanted, postgres_urls=dict(urls.values()))
             _say(f"seeded {facts} facts in {time.perf_counter() - t0:.1f}s (PostgreSQL copies "
                  f"{seeded[facts].get('postgres_s', [])} s)")
             if facts == tp_size:  # the throughput jobs get the folder as seeded

@@ -4,7 +4,9 @@ Rows go into the production stores: SQLite through :meth:`SQLiteStore.insert_man
 transaction per table and batch) and the LanceDB index of each embedder through
 :meth:`LanceIndex.upsert` in large batches (each write is a new table version), with vectors
 taken from a :class:`~bot.bench.pool.TextPool` instead of embedding every row. No policy runs
-(dedup, supersession): the rows are what the policy would have kept.
+(dedup, supersession): the rows are what the policy would have kept. The same rows can go into
+PostgreSQL schemas as well (``postgres_urls``): the SQLite store copied as ``memory-bot
+migrate-to-postgres`` copies it, the index tables written from the same pool.
 
 Skew: user 1 holds ``largest_share`` of the facts and rounds (5,000 of 100,000 by default);
 the others follow a Zipf-like law (weight ``1 / rank**0.8``), every user at least one fact
@@ -16,7 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -82,7 +84,8 @@ def user_key(i: int) -> str:
 
 
 async def seed(folder: Path, plan: SeedPlan, pools: dict[str, tuple[str, int, TextPool]],
-               *, now: datetime | None = None, postgres_urls: Sequence[str] = ()) -> dict:
+               *, now: datetime | None = None,
+               postgres_urls: Mapping[str, Collection[str]] | None = None) -> dict:
     """Seed ``folder`` (``memory.db`` and ``lancedb/``) per ``plan``, and the PostgreSQL
     store and index of each of ``postgres_urls`` with the same rows.
 
@@ -92,10 +95,11 @@ async def seed(folder: Path, plan: SeedPlan, pools: dict[str, tuple[str, int, Te
         pools: per embedder: ``(embedder name, dim, pool)``; one index table is written for
             each (the app opens the table of its embedder).
         now: the newest timestamp (default: now, UTC); rows spread over the 90 days before.
-        postgres_urls: databases whose (empty) schema gets a copy of the SQLite store
+        postgres_urls: database URL -> keys of ``pools``: the URL's (empty) schema, named by
+            its ``search_path``, gets a copy of the SQLite store
             (:func:`memory.stores.postgres.sqlite_copy.copy_sqlite`, as ``memory-bot
-            migrate-to-postgres`` copies) and a :class:`PgSearchIndex` table per pool with the
-            same rows as the LanceDB tables; the URL's ``search_path`` names the schema.
+            migrate-to-postgres`` copies) and a :class:`PgSearchIndex` table for each of those
+            pools, with the same rows as the LanceDB tables.
 
     Returns:
         Counts and the seconds each part took (``postgres_s``: per URL, store and index).
@@ -193,15 +197,16 @@ async def seed(folder: Path, plan: SeedPlan, pools: dict[str, tuple[str, int, Te
         finally:
             await index.close()
         index_s[key] = round(time.perf_counter() - t0, 2)
-    postgres_s = [await _seed_postgres(url, folder / "memory.db", pools, index_specs)
-                  for url in postgres_urls]
+    postgres_s = [await _seed_postgres(url, folder / "memory.db", [pools[k] for k in keys],
+                                       index_specs)
+                  for url, keys in (postgres_urls or {}).items()]
     log.info("bench seeded folder=%s counts=%s sqlite_s=%.1f index_s=%s postgres_s=%s", folder,
              counts, sqlite_s, index_s, postgres_s)
     return {**counts, "sqlite_s": round(sqlite_s, 2), "index_s": index_s,
             **({"postgres_s": postgres_s} if postgres_urls else {})}
 
 
-async def _seed_postgres(url: str, database: Path, pools: dict[str, tuple[str, int, TextPool]],
+async def _seed_postgres(url: str, database: Path, pools: list[tuple[str, int, TextPool]],
                          index_specs: list) -> float:
     """Copy the seeded SQLite store into the PostgreSQL store of ``url`` and write its index
     tables (one per pool, compacted as the LanceDB tables are); returns the seconds taken."""
@@ -215,7 +220,7 @@ async def _seed_postgres(url: str, database: Path, pools: dict[str, tuple[str, i
         await store.optimize()
     finally:
         await store.close()
-    for name, dim, pool in pools.values():
+    for name, dim, pool in pools:
         index = await PgSearchIndex.open(url, embedder_name=name, dim=dim)
         try:
             for start in range(0, len(index_specs), INDEX_BATCH):
