@@ -42,8 +42,8 @@ eval-smoke: $(VENV)
 		echo "eval-smoke: skipped, $(MEMDAILY) is absent"; \
 	fi
 
-# Performance benchmark (docs/benchmarks.md): about 15 minutes on 2 cores; ARGS="--quick" for
-# the short version. The report goes to bench.json, the table to standard output. Start-up and
+# Performance benchmark (docs/benchmarks.md): about 15 minutes on 2 cores, plus the PostgreSQL
+# column's copies of the seeded stores; ARGS="--quick" for the short version. The report goes to bench.json, the table to standard output. Start-up and
 # throughput are also measured for BENCH_AGAINST (a git revision; empty: not), in the same run.
 BENCH_AGAINST ?= 9514400
 bench: $(VENV)
