@@ -48,8 +48,9 @@ BATCH_CHARS = 4000
 #: Vectors of the most recently embedded texts kept per embedder (query and document sides
 #: apart: e5 prefixes them differently), so a text embedded again within a while costs
 #: nothing: the same question asked in many chats, "thanks" and "ok", an episode of a one-turn
-#: session worded as another's. 2,048 vectors of 384 float64 are ~6 MiB.
-MEMO_TEXTS = 2048
+#: session worded as another's. 1,024 vectors of 384 float64 are 3 MiB (each kept as its own
+#: copy: a row of a batch's matrix would keep the whole matrix alive).
+MEMO_TEXTS = 1024
 #: Inputs are cut to this many characters (Unicode code points) before embedding. Longer texts
 #: cost time linearly and their vectors blur; stored memories are far shorter than this.
 MAX_CHARS = 2000
@@ -242,7 +243,7 @@ class ModelBackedEmbedder:
     def _keep(self, key: tuple[bool, str], vector: np.ndarray) -> None:
         """Remember ``vector`` for ``key``, dropping the least recently used beyond
         :data:`MEMO_TEXTS`."""
-        self._memo[key] = vector
+        self._memo[key] = vector.copy()
         self._memo.move_to_end(key)
         while len(self._memo) > MEMO_TEXTS:
             self._memo.popitem(last=False)
