@@ -20,7 +20,7 @@ from memory.policy import ROUND_EMBED_CHARS, RecallPolicy
 from memory.ports import Embedder, SearchIndex, Store
 from memory.text import language_of, search_text
 from memory.topic_statements import match_topics
-from memory.topics import topic_terms
+from memory.topics import TOPIC_TERM_CUTS, topic_terms
 from memory.types import Episode, Fact, IndexItem, ItemKind, Role, Round, Scope, Turn
 
 log = logging.getLogger("memory.service")
@@ -109,7 +109,8 @@ class Indexer:
         return [
             _Row(IndexItem(key=f"{kind.value}:{item_id}", kind=kind, item_id=item_id, owner=owner,
                            scope=str(scope), status=status, text=text,
-                           search_text=search_text(f"{text} {more}" if more else text),
+                           search_text=search_text(f"{text} {more}" if more else text,
+                                                   TOPIC_TERM_CUTS),
                            vector=(), created_at=created),
                  (embed(text) if embed else text,))
             for (kind, item_id, owner, scope, status, text, created), more in zip(specs, extra)

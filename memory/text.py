@@ -9,6 +9,7 @@ text goes through the same function, so both sides agree.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 
 from memory.segmenter import segmenter
@@ -47,10 +48,17 @@ def _segment_cjk(run: str) -> tuple[str, ...]:
     return tuple(w for w in segmenter().cut_for_search(run) if w.strip() and w not in ZH_STOP_WORDS)
 
 
-def search_tokens(text: str) -> list[str]:
+def search_tokens(text: str, cuts: Mapping[str, str] | None = None) -> list[str]:
     """Split ``text`` into lowercase search tokens: English words as they are (LanceDB stems
     them and drops English stop words), CJK runs segmented by jieba in search mode (overlapping
     words, e.g. 向量数据库 -> 向量, 数据, 数据库) without :data:`ZH_STOP_WORDS`.
+
+    Args:
+        text: any text.
+        cuts: CJK runs cut in advance (run -> jieba's search-mode words, space separated, as
+            ``segmenter().cut_for_search`` gives them); a run found there is not segmented
+            again, so text made only of such runs and English never loads the segmenter's
+            dictionary (~1.5 s of CPU, ~26 MiB). The tokens are the same either way.
 
     Returns:
         A list of tokens, possibly empty.
@@ -59,7 +67,9 @@ def search_tokens(text: str) -> list[str]:
     for match in _WORD_RE.finditer(text):
         piece = match.group()
         if _CJK_RE.match(piece):
-            tokens.extend(_segment_cjk(piece))
+            cut = cuts.get(piece) if cuts else None
+            tokens.extend(_segment_cjk(piece) if cut is None
+                          else (w for w in cut.split() if w not in ZH_STOP_WORDS))
         else:
             tokens.append(piece.lower())
     return tokens
@@ -77,9 +87,9 @@ def stem_english(words: list[str]) -> list[str]:
     return _english_stemmer().stemWords(words) if words else []
 
 
-def search_text(text: str) -> str:
+def search_text(text: str, cuts: Mapping[str, str] | None = None) -> str:
     """Return ``text`` as white-space separated search tokens (see :func:`search_tokens`)."""
-    return " ".join(search_tokens(text))
+    return " ".join(search_tokens(text, cuts))
 
 
 def sentences(text: str) -> list[str]:

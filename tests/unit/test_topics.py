@@ -143,3 +143,33 @@ async def test_a_topic_fact_is_found_by_a_question_in_other_words(tmp_path, cloc
     finally:
         await h.index.close()
         await h.store.close()
+
+
+def test_the_topic_terms_chinese_words_are_cut_as_the_segmenter_cuts_them():
+    from memory.segmenter import segmenter
+    from memory.text import has_cjk
+    from memory.topics import TOPIC_TERM_CUTS, TOPIC_TERMS
+
+    words = {w for terms in TOPIC_TERMS.values() for w in terms.split() if has_cjk(w)}
+    assert set(TOPIC_TERM_CUTS) == words
+    for word, cut in TOPIC_TERM_CUTS.items():
+        assert cut == " ".join(segmenter().cut_for_search(word)), word
+
+
+def test_the_topic_terms_search_keys_need_no_segmenter_and_are_unchanged(monkeypatch):
+    import memory.text
+    from memory.text import search_text
+    from memory.topics import TOPIC_TERM_CUTS, TOPIC_TERMS
+
+    segmented = {topic: search_text(terms) for topic, terms in TOPIC_TERMS.items()}
+    assert "哪里 人" in segmented["hometown"] and "编辑 编辑器" in segmented["editor"]
+
+    def no_segmenter(run):
+        raise AssertionError(f"segmented {run!r}")
+
+    monkeypatch.setattr(memory.text, "_segment_cjk", no_segmenter)
+    for topic, terms in TOPIC_TERMS.items():
+        assert search_text(f"The user lives in Graz {terms}", TOPIC_TERM_CUTS) == \
+            f"the user lives in graz {segmented[topic]}"
+    with pytest.raises(AssertionError, match="segmented"):  # other Chinese text still is
+        search_text("我住在哪里", TOPIC_TERM_CUTS)
