@@ -306,7 +306,9 @@ def is_correction(text: str) -> bool:
 
 def strip_openers(text: str) -> str:
     """``text`` without the words that open it but are not part of what it says
-    ("Actually I'm 33 now" -> "I'm 33 now", "其实我住在上海" -> "我住在上海")."""
+    ("Actually I'm 33 now" -> "I'm 33 now", "其实我住在上海" -> "我住在上海"), a pleasantry
+    before a comma ("Thanks Jon, I'm vegan" -> "I'm vegan", 好的，我吃素 -> 我吃素) and a name
+    the speaker addresses before their own words ("Jon, my flat is on the fourth floor")."""
     text = text.strip()
     if has_cjk(text[:4]):
         changed = True
@@ -316,14 +318,25 @@ def strip_openers(text: str) -> str:
                 if text.startswith(opener):
                     text = text[len(opener):].lstrip("，,：: ")
                     changed = True
+            head, comma, rest = text.partition("，")
+            if comma and rest and is_pleasantry(head, "zh"):
+                text, changed = rest.lstrip("，,：: "), True
         return text
-    toks = tokens(text)
-    words = norms(toks)
-    kept = after_openers(words)
-    if len(kept) == len(words) or not kept:
-        return text
-    return text[toks[len(words) - len(kept)].start:]
-
+    while True:
+        toks = tokens(text)
+        words = norms(toks)
+        kept = after_openers(words)
+        start = len(words) - len(kept)
+        comma = next((i for i in range(start, len(words)) if words[i] == ","), None)
+        if comma is not None and comma + 1 < len(words) and (
+                is_pleasantry(text[toks[start].start:toks[comma].start], "en") or (
+                    comma == start + 1 and text[toks[start].start].isupper()
+                    and words[start] != "i" and words[comma + 1] in EN.SPEAKER_SUBJECTS)):
+            text = text[toks[comma + 1].start:]  # "Thanks Jon, ...", "Jon, I'm vegan"
+            continue
+        if start == len(words) or start == 0:
+            return text
+        return text[toks[start].start:]
 
 
 def is_boundary(word: str) -> bool:

@@ -382,8 +382,9 @@ def _phrases(key: str, zh_first: bool) -> tuple[str, ...]:
 
 def _topic_said(topic, value: str, negative: bool) -> Said | None:
     value = value.strip()
-    if not value or value.lower() in EN.PRONOUNS or value in ZH.PRONOUNS:
-        return None
+    if not value or value.lower() in EN.PRONOUNS or value in ZH.PRONOUNS or \
+            L.names_the_listener(value):
+        return None  # "I love it", "I love you guys", 我喜欢你: nothing about the speaker
     norm = _norm_value(value)
     if topic.key == "opinion":
         return Said("opinion", "", f"opinion:{norm}", "dislike" if negative else "like", value,
@@ -447,6 +448,11 @@ RULES: tuple[L.Rule, ...] = (
            ("我的牙医换成了李医生", "我家宽带换成了电信", "我最喜欢的歌手现在是陈奕迅", "我女儿叫小雨",
             "我的车险今年换成了太平洋保险"),
            ("我女儿是学生", "我的意思是明天再说", "我觉得这个是对的", "我是医生", "他的牙医是王医生")),
+    L.Rule("topic statement", "en", lambda s: bool(topic_attributes(s, "en")),
+           ("I live in Graz", "I love jazz", "I'm allergic to peanuts"),
+           ("I love you guys!", "I like your idea", "I love it")),
+    L.Rule("topic statement", "zh", lambda s: bool(topic_attributes(s, "zh")),
+           ("我住在上海", "我喜欢爵士乐", "我对花生过敏"), ("我喜欢你", "我爱你们", "我喜欢这个")),
     L.Rule("ending", "en", lambda s: bool(endings(s, "en")),
            ("I'm no longer a member of the Alpine Club", "I don't have a personal trainer anymore",
             "I quit green tea", "I no longer take the bus to work"),
