@@ -216,11 +216,13 @@ def is_pleasantry(clause: str, lang: str | None = None) -> bool:
 def is_maxim(clause: str, lang: str | None = None) -> bool:
     """True when ``clause`` is a saying about everyone rather than a statement about someone:
     its subject is an activity ("staying positive is very important", "to be kind ...") or
-    everyone ("everybody makes mistakes"), or it judges (a copula, then a judgement word:
-    "honesty is the best policy"; 保持好心态非常重要: a degree word)."""
+    everyone ("everybody makes mistakes", 一切都会好起来的), or it judges (a judgement word
+    before or just after a copula: "honesty is the best policy", "the best is yet to come";
+    保持好心态非常重要: a degree word)."""
     lang = lang or language_of(clause)
     if lang == "zh" or has_cjk(clause):
-        return any(w in clause for w in ZH.DEGREE_WORDS)
+        return any(w in clause for w in ZH.DEGREE_WORDS) or \
+            strip_openers(clause).startswith(ZH.GENERIC_SUBJECTS)
     words = [w for w in after_openers(norms(tokens(clause))) if w not in EN.ADVERBS]
     if not words:
         return False
@@ -232,7 +234,8 @@ def is_maxim(clause: str, lang: str | None = None) -> bool:
     if copula is None:
         return False
     value = [w for w in words[copula + 1:copula + 4] if w not in EN.ARTICLES]
-    return bool(value) and value[0] in EN.NOT_VALUES
+    return (bool(value) and value[0] in EN.NOT_VALUES) or any(
+        w in EN.NOT_VALUES for w in words[:copula])  # "the best is yet to come"
 
 
 def _en_said_of(predicate: list[str]) -> bool:

@@ -136,7 +136,8 @@ def _a_note(body: str, lang: str) -> bool:
             or is_maxim(body, lang):
         return False
     if lang == "zh":
-        return sum(map(has_cjk, body)) >= 3 and not zh_question_word(body)
+        return sum(map(has_cjk, body)) >= 3 and not zh_question_word(body) and \
+            not strip_openers(body).startswith(ZH.IMPERATIVE_OPENERS)
     words = after_openers(norms(tokens(body)))
     if len(words) < 2 or words[0] in EN.QUESTION_WORDS | EN.PRONOUNS | EN.ADVERBS:
         return False

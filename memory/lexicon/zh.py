@@ -47,6 +47,10 @@ PLEASANTRIES = ("谢谢你们", "谢谢你", "谢谢您", "谢谢", "多谢", "�
                 "呢", "吧", "了")
 #: Degree words that make a clause a judgement: a note of one is a maxim (保持好心态非常重要).
 DEGREE_WORDS = ("非常", "特别", "十分", "很", "挺", "太", "最", "超", "比较")
+#: Subjects of a saying about everyone (一切都会好起来的, 人生只有一次).
+GENERIC_SUBJECTS = ("一切", "大家", "每个人", "人生", "生活", "任何人", "人")
+#: Words that open an imperative to the listener (要坚持下去, 一定要相信自己, 千万别放弃).
+IMPERATIVE_OPENERS = ("一定要", "千万", "不要", "要", "别", "好好", "得")
 
 # ----------------------------------------------------------------- questions
 
