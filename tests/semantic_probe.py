@@ -215,6 +215,8 @@ CASES: tuple[Case, ...] = (
        ["I wish I wasn't so allergic, spring is the worst!"], nothing=True),
     _c("junk-en-vegan-cake", "junk", "en", ["I baked a vegan carrot cake on Sunday."],
        nothing=True),
+    _c("junk-en-love-you", "junk", "en",
+       ["I love you guys!", "/new", "I love you guys!"], nothing=True),
     # ------------------------------------------------------------ junk, Chinese
     _c("junk-zh-weekend", "junk", "zh", ["周末有什么好玩的推荐吗？记着我喜欢什么。"], nothing=True),
     _c("junk-zh-task", "junk", "zh", ["记得明天提醒我交水电费。"], nothing=True),
@@ -241,6 +243,7 @@ CASES: tuple[Case, ...] = (
     _c("junk-zh-wish", "junk", "zh", ["我真希望自己不过敏。"], nothing=True),
     _c("junk-zh-vegan-dumplings", "junk", "zh", ["我给朋友做了素食饺子。"], nothing=True),
     _c("junk-zh-wish-if", "junk", "zh", ["要是我对猫毛不过敏就好了，好想养一只。"], nothing=True),
+    _c("junk-zh-like-you", "junk", "zh", ["我很喜欢你们！", "/new", "我很喜欢你们！"], nothing=True),
     # ------------------------------------------------------------ constraints, English
     _c("con-en-sesame", "constraint", "en",
        ["I can't have anything with sesame, I'm seriously allergic to it."],
@@ -304,6 +307,8 @@ CASES: tuple[Case, ...] = (
     _c("req-en-note-down", "request", "en",
        ["Hey, could you note down that my son's football practice is on Wednesdays?"],
        active=["football"]),
+    _c("req-en-vocative", "request", "en",
+       ["Jon, my locker is number 12, remember that."], active=["locker"]),
     # ------------------------------------------------------------ request wordings, Chinese
     _c("req-zh-brief", "request", "zh", ["以后回答我尽量简短一点，好吗？"], active=["简短"]),
     _c("req-zh-mid-daughter", "request", "zh", ["对了，你帮我记一下，我女儿对猫毛过敏。"],
@@ -315,6 +320,8 @@ CASES: tuple[Case, ...] = (
     _c("req-zh-meetings", "request", "zh", ["麻烦记住：我开会的时候不接电话。"], active=["开会"]),
     _c("req-zh-traditional", "request", "zh", ["请以后都用繁体字回复我。"], active=["繁体"]),
     _c("req-zh-desk", "request", "zh", ["顺便说一句，请记住我的工位在三楼东边。"], active=["三楼"]),
+    _c("req-zh-pleasantry", "request", "zh", ["好的，谢谢！顺便记一下我的储物柜是12号。"],
+       active=["储物柜"]),
     # ------------------------------------------------------------ corrections, English
     _c("cor-en-piano", "correction", "en",
        ["Remember that my piano teacher is Mrs. Olsen.", "What's a good warm-up for scales?",
