@@ -6,14 +6,17 @@ Write policy (rules first; the language-model path builds on them later):
   on ...", "记住 ...", "以后都 ...": ``memory.language.find_request``) is written at once;
 * a **correction** ("no, I live in Linz", "actually ...", "不对，我...") is written at once;
 * a **constraint** (an allergy, a diet, a medical condition, a prohibition such as "don't
-  message me on weekends": ``memory.constraints.constraint``) is written at its first mention;
+  message me on weekends": ``memory.constraints.constraint_text``) is written at its first
+  mention, in the words of the clause that states it;
 * a **statement of an attribute** (a topic of ``memory.topics`` or any "my X is Y":
   ``memory.statements``) that already has a fact confirms it (same value) or supersedes it (new
   value); "I'm no longer X" ends it;
 * any other **lasting first-person statement** is only a candidate: it becomes a fact when the
   user states it again in another session (repetition);
-* chit-chat, questions, suppositions, quotes, passing states ("I'm tired today") and the
-  assistant's words write nothing.
+* chit-chat, pleasantries ("Thanks, Caroline!", 谢谢), what is said to or of the listener
+  ("I'm always here for you"), imperatives and maxims, questions, suppositions, quotes,
+  passing states ("I'm tired today") and the assistant's words write nothing
+  (``memory.language.about_the_speaker``).
 
 Facts are short (about 15 English words or 20 CJK characters, :func:`condense`), third person
 ("the user ..."), in the user's language, keep the subject when they are about someone else
