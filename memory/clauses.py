@@ -157,6 +157,7 @@ def lasting_statement(clause: str, lang: str | None = None) -> bool:
 
 
 # ----------------------------------------------------------------- what a clause is about
+# (and where a sentence's clauses are: ``clause_spans``, ``zh_clause_spans``)
 
 def about_the_speaker(clause: str, lang: str | None = None) -> bool:
     """True when ``clause`` may state something about the speaker: the speaker (or the
@@ -251,6 +252,43 @@ def _zh_said_of(predicate: str) -> bool:
     for tail in ZH.VALUE_TAILS:
         rest = rest.removesuffix(tail)
     return bool(rest) and rest not in ZH.PRONOUNS
+
+
+def clause_spans(words: list[str]) -> list[tuple[int, int]]:
+    """English ``words`` (tokens' norms) cut into clauses, as (start, end) token offsets: a
+    boundary word (``CLAUSE_BOUNDARIES``: punctuation, "so", "since", "but", "because" ...)
+    opens a new one, except "so" as a degree word ("I'm so allergic") and a word before a
+    number ("since 2019")."""
+    cuts = [0]
+    for k in range(1, len(words)):
+        word, nxt = words[k], words[k + 1] if k + 1 < len(words) else ""
+        if word not in EN.CLAUSE_BOUNDARIES or nxt[:1].isdigit():
+            continue
+        if word == "so" and words[k - 1] != "," and nxt not in EN.SPEAKER_SUBJECTS | \
+                EN.PRONOUNS | EN.NEGATIONS:
+            continue
+        if cuts[-1] == k - 1 and words[k - 1] in EN.CLAUSE_BOUNDARIES:
+            continue  # ", so ...": one cut
+        cuts.append(k)
+    return [(a, b) for a, b in zip(cuts, [*cuts[1:], len(words)]) if a < b]
+
+
+def zh_clause_spans(clause: str) -> list[tuple[int, int]]:
+    """Chinese ``clause`` cut into clauses at punctuation and at ``CLAUSE_WORDS`` (所以, 因为,
+    但是), as (start, end) character offsets without the cutting marks and words."""
+    out, start, i = [], 0, 0
+    while i < len(clause):
+        word = next((w for w in ZH.CLAUSE_WORDS if clause.startswith(w, i)), None)
+        if clause[i] in ZH.CLAUSE_MARKS or word:
+            if i > start:
+                out.append((start, i))
+            i += len(word) if word else 1
+            start = i
+            continue
+        i += 1
+    if start < len(clause):
+        out.append((start, len(clause)))
+    return out
 
 
 def mentions_speaker(text: str, lang: str | None = None) -> bool:

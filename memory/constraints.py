@@ -51,7 +51,7 @@ def constraint_text(clause: str, lang: str) -> str | None:
     words = L.norms(toks)
     if any(w in _EN_TIMES for w in words):
         return None
-    spans = [_en_part(words, a, b) for a, b in _en_parts(words)]
+    spans = [_en_part(words, a, b) for a, b in L.clause_spans(words)]
     first = next((k for k, span in enumerate(spans) if span is not None), None)
     if first is None:
         return None
@@ -62,24 +62,6 @@ def constraint_text(clause: str, lang: str) -> str | None:
     while end > start + 1 and not words[end - 1].isalnum():
         end -= 1  # the full stop after "no ibuprofen for me."
     return clause[toks[start].start:toks[end - 1].end]
-
-
-def _en_parts(words: list[str]) -> list[tuple[int, int]]:
-    """``words`` cut into clauses: a boundary word (``CLAUSE_BOUNDARIES``) opens a new one,
-    except "so" as a degree word ("I'm so allergic") and a word before a number ("since
-    2019")."""
-    cuts = [0]
-    for k in range(1, len(words)):
-        word, nxt = words[k], words[k + 1] if k + 1 < len(words) else ""
-        if word not in EN.CLAUSE_BOUNDARIES or nxt[:1].isdigit():
-            continue
-        if word == "so" and words[k - 1] != "," and nxt not in EN.SPEAKER_SUBJECTS | \
-                EN.PRONOUNS | EN.NEGATIONS:
-            continue
-        if cuts[-1] == k - 1 and words[k - 1] in EN.CLAUSE_BOUNDARIES:
-            continue  # ", so ...": one cut
-        cuts.append(k)
-    return [(a, b) for a, b in zip(cuts, [*cuts[1:], len(words)]) if a < b]
 
 
 def _en_part(words: list[str], a: int, b: int) -> tuple[int, int] | None:
@@ -160,7 +142,7 @@ def _en_predicated(words: list[str], j: int, end: int) -> bool:
 def _zh_constraint(clause: str) -> str | None:
     if any(w in clause for w in _ZH_TIMES):
         return None
-    parts = _zh_parts(clause)
+    parts = L.zh_clause_spans(clause)
     starts: list[int | None] = []
     for start, end in parts:
         part = clause[start:end]
@@ -178,24 +160,6 @@ def _zh_constraint(clause: str) -> str | None:
     while last + 1 < len(starts) and starts[last + 1] is not None:
         last += 1
     return clause[parts[first][0] + starts[first]:parts[last][1]].strip(" ，,")
-
-
-def _zh_parts(clause: str) -> list[tuple[int, int]]:
-    """``clause`` cut into clauses at punctuation and at ``CLAUSE_WORDS`` (所以, 因为, 但是),
-    as (start, end) character offsets without the cutting marks and words."""
-    out, start, i = [], 0, 0
-    while i < len(clause):
-        word = next((w for w in ZH.CLAUSE_WORDS if clause.startswith(w, i)), None)
-        if clause[i] in ZH.CLAUSE_MARKS or word:
-            if i > start:
-                out.append((start, i))
-            i += len(word) if word else 1
-            start = i
-            continue
-        i += 1
-    if start < len(clause):
-        out.append((start, len(clause)))
-    return out
 
 
 def _zh_strip(text: str, words: tuple[str, ...]) -> str:

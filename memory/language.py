@@ -19,6 +19,7 @@ from memory.clauses import (
     about_the_speaker,
     after_openers,
     asks,
+    clause_spans,
     has_cue,
     is_boundary,
     is_correction,
@@ -32,6 +33,7 @@ from memory.clauses import (
     names_the_listener,
     speaker_subject,
     strip_openers,
+    zh_clause_spans,
     zh_question_word,
     zh_speaker_at,
     zh_speaker_is_subject,
@@ -50,11 +52,12 @@ from memory.sentences import (
 
 __all__ = [
     "RULES", "Request", "Rule", "Token", "about_the_speaker", "after_openers", "asks",
-    "find_phrase", "find_request", "has_cue", "is_boundary", "is_correction", "is_hypothetical",
-    "is_maxim", "is_pleasantry", "is_question", "is_task", "is_transient", "lasting_statement",
-    "mentions_speaker", "names_the_listener", "norms", "speaker_subject",
+    "clause_spans", "find_phrase", "find_request", "has_cue", "is_boundary", "is_correction",
+    "is_hypothetical", "is_maxim", "is_pleasantry", "is_question", "is_task", "is_transient",
+    "lasting_statement", "mentions_speaker", "names_the_listener", "norms", "speaker_subject",
     "split_sentences", "starts_with", "strip_openers", "tokens", "without_abbreviation_dots",
-    "without_quotes", "zh_question_word", "zh_speaker_at", "zh_speaker_is_subject",
+    "without_quotes", "zh_clause_spans", "zh_question_word", "zh_speaker_at",
+    "zh_speaker_is_subject",
 ]
 
 
