@@ -21,7 +21,7 @@ rules to every dataset:
   pinned item) comes back (``abstention.empty_rate``); where they carry evidence they are also
   scored under their own type, never in ``overall``;
 * ``per_question`` adds ``ours``' result on every scored question to the report
-  (``questions``: its evidence recall per budget and the items packed, see
+  (``per_question``: its evidence recall per budget and the items packed, see
   :func:`question_record`), so two runs can be compared question by question;
 * ``reuse_replay`` (with ``work_dir``) asks the questions on a history's data folder that an
   earlier run with the same ``work_dir`` replayed completely (marked by :data:`REPLAYED_MARK`)
@@ -218,7 +218,7 @@ async def replay_history(target: ReplayTarget, history: History) -> None:
 
 def question_record(history_id: str, q: EvalQuestion, items: Sequence[EvalItem],
                     budgets: Sequence[int], *, block_overhead_tokens: int = 0) -> dict:
-    """One question's entry of the report's ``questions`` list (``per_question``).
+    """One question's entry of the report's ``per_question`` list.
 
     Returns ``{"history", "question_id", "type", "in_overall", "evidence", "recall", "packed",
     "items"}``: ``recall`` maps each budget (a string of tokens) to the evidence recall
@@ -312,7 +312,7 @@ async def run_histories(
             non-empty packed block by every system.
         on_answer: awaited with each question and ``ours``' items packed at
             ``production_budget`` (answer generation and judging, ``bot.evaluation.answer``).
-        per_question: add ``questions`` to the report, one :func:`question_record` per scored
+        per_question: add ``per_question`` to the report, one :func:`question_record` per scored
             question of ``ours``, in replay order.
         reuse_replay: ask on a complete earlier replay of a history under ``work_dir`` when
             there is one (the target's ``restore_replay_state`` gets what its
@@ -473,7 +473,7 @@ async def run_histories(
         },
     )
     if per_question:
-        report["questions"] = per_question_records
+        report["per_question"] = per_question_records
     return report
 
 

@@ -223,7 +223,8 @@ async def test_per_question_records_and_asking_again_on_the_stored_replay(tmp_pa
     first = await run()
     replayed = CountingTarget.ingested
     assert replayed == 16  # 4 sessions of a user turn and a reply, per question
-    records = first["questions"]
+    assert first["questions"] == 2  # the count stays; the records are beside it
+    records = first["per_question"]
     assert [r["question_id"] for r in records] == ["u1", "a1"]
     for record in records:
         assert set(record["recall"]) == {"400", "1000", "4000"}
@@ -239,7 +240,7 @@ async def test_per_question_records_and_asking_again_on_the_stored_replay(tmp_pa
     # replies' message ids come back from the replay's mark)
     again = await run(reuse_replay=True)
     assert CountingTarget.ingested == replayed
-    assert again["questions"] == records
+    assert again["per_question"] == records
     assert len(list(work.iterdir())) == 2
 
     # without reuse_replay every history is replayed into a new folder
