@@ -14,6 +14,11 @@ from dataclasses import dataclass
 #: Most tokens an episode takes in a prompt (the pinned last episode is in every prompt of the
 #: next session: measured on LoCoMo, a larger one cost 0.06 of evidence recall at 400 tokens).
 EPISODE_PROMPT_TOKENS = 90
+#: Most tokens the pinned last episode takes when it does not relate to the message (its score
+#: for it is under the recall threshold): it is then shown by the first sentence of its summary
+#: (what the last session was about), and in full (``EPISODE_PROMPT_TOKENS``) when it does
+#: relate. 0 shows it in full always. See docs/evaluation.md, "Recall constants".
+PINNED_UNRELATED_TOKENS = 30
 #: Most tokens a recalled round takes in a prompt; a longer one is shown as an excerpt of its
 #: best-matching turn around its best-matching sentences (``memory.excerpt``). See
 #: docs/evaluation.md, "Recall constants".
@@ -61,6 +66,8 @@ class RecallPolicy:
 
     Attributes:
         episode_prompt_tokens: most tokens an episode takes in a prompt.
+        pinned_unrelated_tokens: most tokens of the pinned last episode when its score for the
+            message is under the threshold (the first sentence of its summary); 0: always full.
         round_prompt_tokens: most tokens a recalled round takes; longer ones become excerpts.
         reply_weight: share of a one-turn round's score its reply (the next round) gets; 0: off.
         prev_weight: the same for the round before it (the message it answers); 0: off.
@@ -74,6 +81,7 @@ class RecallPolicy:
     """
 
     episode_prompt_tokens: int = EPISODE_PROMPT_TOKENS
+    pinned_unrelated_tokens: int = PINNED_UNRELATED_TOKENS
     round_prompt_tokens: int = ROUND_PROMPT_TOKENS
     reply_weight: float = REPLY_WEIGHT
     prev_weight: float = PREV_WEIGHT

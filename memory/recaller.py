@@ -49,8 +49,9 @@ from memory.recall import (
     pack,
     rank_hits,
 )
-from memory.text import language_of, search_text
-from memory.types import ChatKind, Episode, Fact, FactStatus, ItemKind, RecalledItem, Round
+from memory.text import language_of, search_text, sentences
+from memory.types import (ChatKind, Episode, Fact, FactStatus, ItemKind, ItemParts,
+                          RecalledItem, Round)
 from memory.work_runner import OFFLINE_MODEL
 
 log = logging.getLogger("memory.service")
@@ -227,11 +228,17 @@ class Recaller:
         # a pinned episode is in the prompt whatever its score; its score is still the one it
         # earns for this query (0.0: not among the hits), so that /why and the offline reply
         # can tell whether it relates to the message (score >= SIMILARITY_THRESHOLD)
+        # a last episode that does not relate to it is shown by its first sentence (what the
+        # last session was about), the running one of this session always in full
         earned = {c.key: c.score for c in candidates}
-        for pinned in reversed([p for p in pins if p is not None and p.scope == ctx.scope]):
+        for i, pinned in reversed(list(enumerate(pins))):
+            if pinned is None or pinned.scope != ctx.scope:
+                continue
             key = f"episode:{pinned.id}"
-            candidates.insert(0, self._episode_item(
-                pinned, score=earned.get(key, below.get(key, 0.0)), pinned=True))
+            score = earned.get(key, below.get(key, 0.0))
+            brief = (i == 0 and score < self.config.threshold and pinned.status != "running"
+                     and self.policy.pinned_unrelated_tokens > 0)
+            candidates.insert(0, self._episode_item(pinned, score=score, pinned=True, brief=brief))
         profile = await self._profile(ctx, exclude_session_id, budget, below)
         blocks = pack(candidates, budget_tokens=budget, top_k_facts=self.config.top_k,
                       counter=self.counter, profile=profile)
@@ -341,14 +348,25 @@ class Recaller:
                                       parts=fact_parts(fact)))
         return sorted([*candidates, *added], key=lambda c: -c.score)
 
-    def _episode_item(self, episode: Episode, *, score: float, pinned: bool = False
-                      ) -> RecalledItem:
+    def _episode_item(self, episode: Episode, *, score: float, pinned: bool = False,
+                      brief: bool = False) -> RecalledItem:
+        """An episode's line: its date and ``episode_text`` (compact) within
+        ``episode_prompt_tokens``; ``brief``: the first sentence of its summary within
+        ``pinned_unrelated_tokens`` (a pinned episode unrelated to the message)."""
         running = " (this conversation so far)" if episode.status == "running" else ""
         body = episode_text(episode, key_data_lines=2, compact=True)
         line = f"- ({_date(episode.started_at)}){running} {body}"
-        text = self._clip_tokens(line, self.policy.episode_prompt_tokens)
-        parts = episode_parts(episode, body=body, full_line=line, shown_line=text,
-                              key_data_lines=2)
+        if brief:
+            first = next(iter(sentences(episode.summary)), episode.summary)
+            whole = f"- ({_date(episode.started_at)}) {first}"
+            text = self._clip_tokens(whole, self.policy.pinned_unrelated_tokens)
+            shown = first if text == whole else first[:len(text) - 2 - len(whole) + len(first)]
+            parts = ItemParts(shown.rstrip(), day=episode.started_at,
+                              cut=shown.rstrip() != episode.summary.strip())
+        else:
+            text = self._clip_tokens(line, self.policy.episode_prompt_tokens)
+            parts = episode_parts(episode, body=body, full_line=line, shown_line=text,
+                                  key_data_lines=2)
         return RecalledItem(f"episode:{episode.id}", ItemKind.EPISODE, text, score,
                             self.counter.count(text), episode.turn_ids, episode.session_id,
                             episode.created_at, pinned=pinned, parts=parts)

@@ -155,3 +155,30 @@ async def test_round_keys_are_expanded_with_facts_and_dates(harness):
     assert all(r.text for r in rows.values())
     turns = await harness.store.conversations.get_turns(range(1, 10))
     assert [t.role for t in turns][:2] == [Role.USER, Role.ASSISTANT]
+
+
+async def test_the_pinned_episode_is_brief_unless_the_message_relates_to_it(harness):
+    await harness.say("I'm repainting the garden shed in dark green this weekend. "
+                      "The hardware store on Elm Street sells the varnish.")
+    await harness.say("We still need to buy sandpaper for the shed.")
+    await harness.say("/new")
+    ctx = await harness.memory.context(harness.message("x"))
+    threshold = harness.memory.config.threshold
+
+    await harness.say("Any tips for a sourdough starter?")
+    record = await harness.store.records.load_prompt_record(ctx.thread.id, ctx.user.id)
+    pinned = record["items"][0]
+    assert pinned["pinned"] and pinned["kind"] == "episode" and pinned["score"] < threshold
+    # unrelated: the first sentence of its summary, what the last session was about
+    assert "repainting the garden shed" in pinned["text"]
+    assert "Open tasks" not in pinned["text"] and "Elm Street" not in pinned["text"]
+    assert pinned["parts"]["cut"] and pinned["parts"]["text"].startswith("I'm repainting")
+    assert pinned["tokens"] <= harness.memory.recaller.policy.pinned_unrelated_tokens
+    brief_tokens = pinned["tokens"]
+
+    # in the same session: the same pinned episode, now related to the message
+    await harness.say("Which colour am I repainting the garden shed, and where is the varnish sold?")
+    record = await harness.store.records.load_prompt_record(ctx.thread.id, ctx.user.id)
+    related = [i for i in record["items"] if i["pinned"] and i["kind"] == "episode"][0]
+    assert related["key"] == pinned["key"] and related["score"] >= threshold
+    assert "Open tasks" in related["text"] and related["tokens"] > brief_tokens
