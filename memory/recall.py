@@ -20,7 +20,10 @@ episode whose turns are all in packed rounds, or a round that is a whole packed 
 one-round session), is skipped as a repeat; so is a recalled fact (not a profile fact) read
 from turns that packed rounds show in full, also when the round comes after it: the fact's
 tokens go back to the budget (on MemDaily, 2026-12-02, about two in three recalled facts packed at
-1,000 tokens repeated a packed round); items are added in rank order until
+1,000 tokens repeated a packed round); likewise a recalled episode (not the pinned one) whose
+line says nothing the packed rounds' lines do not (every sentence of it after the date is
+in one of them: a summary of rules quotes its session's messages; on MemDaily, 2026-12-02, 137
+of the 354 recalled episodes packed at 1,000 tokens); items are added in rank order until
 the next one would exceed the budget (tokens of the rendered block by the product's counter,
 headers included).
 """
@@ -32,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.ports import SimilarityCalibration, TokenCounter
+from memory.text import sentences
 from memory.types import IndexHit, ItemKind, RecalledItem
 
 DENSE_WEIGHT = 0.5
@@ -121,6 +125,21 @@ class MemoryBlocks:
     profile_tokens: int = 0
 
 
+_LINE_DATE_RE = re.compile(r"^- \([^)]*\)( \(this conversation so far\))? ")
+
+
+def _line_sentences(text: str) -> list[str]:
+    """The sentences of an episode's prompt line after its date, without a cut's ellipsis."""
+    body = _LINE_DATE_RE.sub("", text, count=1)
+    return [piece for piece in (s.strip().rstrip("…").strip() for s in sentences(body)) if piece]
+
+
+def _repeats_rounds(item: RecalledItem, round_lines: Sequence[str]) -> bool:
+    """Every sentence of episode ``item``'s line is in one of ``round_lines``."""
+    pieces = _line_sentences(item.text)
+    return bool(pieces) and all(any(p in line for line in round_lines) for p in pieces)
+
+
 def pack(
     candidates: Sequence[RecalledItem],
     *,
@@ -163,12 +182,16 @@ def pack(
     profile_used = used
     covered: set[int] = set()  # turns carried in full by packed rounds
     episodes: set[frozenset[int]] = set()  # turn sets of packed episodes
+    round_lines: list[str] = []  # lines of packed rounds
     for item in ordered:
         if item.key in seen:
             continue
         turns = frozenset(item.source_turn_ids)
         if turns and (covered >= turns or (item.kind is not ItemKind.FACT and turns in episodes)):
             continue  # its turns are already in the block: it would repeat them
+        if (item.kind is ItemKind.EPISODE and not item.pinned and round_lines
+                and _repeats_rounds(item, round_lines)):
+            continue  # its words are already in the block
         if item.kind is ItemKind.FACT and facts >= top_k_facts:
             continue
         block = "semantic" if item.kind is ItemKind.FACT else "episodic"
@@ -182,6 +205,13 @@ def pack(
         facts += item.kind is ItemKind.FACT
         if item.kind is ItemKind.ROUND:
             covered.update(turns)
+            round_lines.append(item.text)
+            # an episode packed before saying only what the packed rounds say now repeats them
+            said = [c for c in chosen if c.kind is ItemKind.EPISODE and not c.pinned
+                    and _repeats_rounds(c, round_lines)]
+            for episode in said:
+                chosen.remove(episode)
+                used -= episode.tokens
             # a recalled fact read from turns this round shows in full repeats them: its
             # tokens go back to the budget (profile facts stay: the block is stable)
             repeats = [c for c in chosen if c.kind is ItemKind.FACT and not c.profile

@@ -99,3 +99,29 @@ def test_a_semantic_block_emptied_by_repeats_gives_its_header_back():
 def test_empty_pack():
     blocks = pack([], budget_tokens=100, top_k_facts=3, counter=HeuristicTokenCounter())
     assert blocks.items == () and blocks.tokens == 0 and blocks.semantic == blocks.episodic == ""
+
+
+def _line(key, kind, text, turns, tokens=20, pinned=False):
+    return RecalledItem(key, kind, text, 0.5, tokens, tuple(turns), pinned=pinned)
+
+
+def test_a_recalled_episode_that_says_only_what_packed_rounds_say_is_a_repeat():
+    counter = HeuristicTokenCounter()
+    said = "- (2024-04-02) 我将要参加的快递行业年度盛典，它的规模是八千人。 我同事的名字叫李明杰。"
+    more = "- (2024-04-03) Caroline: I went to a support group. Open tasks: call the clinic; …"
+    items = [
+        _line("episode:1", ItemKind.EPISODE, said, [1, 2, 3], pinned=True),  # pinned: stays
+        _line("episode:2", ItemKind.EPISODE, said.replace("04-02", "04-05"), [4, 5, 6]),
+        _line("round:4", ItemKind.ROUND, "- (2024-04-05) User: 我将要参加的快递行业年度盛典，它的规模是八千人。", [4]),
+        _line("episode:3", ItemKind.EPISODE, more, [7, 8, 9]),  # says more than the round below
+        _line("round:5", ItemKind.ROUND, "- (2024-04-05) User: 我同事的名字叫李明杰。", [5]),
+        _line("round:7", ItemKind.ROUND, "- (2024-04-03) Caroline: I went to a support group.", [7]),
+        _line("episode:4", ItemKind.EPISODE, "- (2024-04-05) 我同事的名字叫李明杰。 …", [10, 11]),
+    ]
+    blocks = pack(items, budget_tokens=1000, top_k_facts=3, counter=counter)
+    # episode:2 was packed before its sentences' rounds and taken out again after round:5;
+    # episode:4 (cut, its one sentence shown by round:5) is skipped
+    assert [i.key for i in blocks.items] == ["episode:1", "round:4", "episode:3", "round:5",
+                                             "round:7"]
+    assert blocks.tokens == counter.count(EPISODIC_HEADER) + 5 * 20
+    assert "call the clinic" in blocks.episodic
