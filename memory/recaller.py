@@ -358,8 +358,11 @@ class Recaller:
         line = f"- ({_date(episode.started_at)}){running} {body}"
         if brief:
             first = next(iter(sentences(episode.summary)), episode.summary)
-            whole = f"- ({_date(episode.started_at)}) {first}"
+            head = f"- ({_date(episode.started_at)}) "
+            whole = head + first
             text = self._clip_tokens(whole, self.policy.pinned_unrelated_tokens)
+            if text == head.rstrip() + " …":  # no word of it fit (CJK: no spaces): by characters
+                text = self._clip_chars(whole, self.policy.pinned_unrelated_tokens, len(head))
             shown = first if text == whole else first[:len(text) - 2 - len(whole) + len(first)]
             parts = ItemParts(shown.rstrip(), day=episode.started_at,
                               cut=shown.rstrip() != episode.summary.strip())
@@ -384,6 +387,18 @@ class Recaller:
             else:
                 high = mid - 1
         return " ".join(words[:low]) + " …"
+
+    def _clip_chars(self, text: str, limit: int, keep: int) -> str:
+        """The longest prefix of ``text`` (at least its first ``keep`` characters) that, ended
+        with an ellipsis, counts at most ``limit`` tokens."""
+        low, high = keep, len(text)
+        while low < high:
+            mid = (low + high + 1) // 2
+            if self.counter.count(text[:mid].rstrip() + " …") <= limit:
+                low = mid
+            else:
+                high = mid - 1
+        return text[:low].rstrip() + " …"
 
     async def _round_excerpts(self, rounds: dict[int, Round], query: str
                               ) -> dict[int, tuple[str, tuple[int, ...]]]:

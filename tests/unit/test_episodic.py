@@ -182,3 +182,20 @@ async def test_the_pinned_episode_is_brief_unless_the_message_relates_to_it(harn
     related = [i for i in record["items"] if i["pinned"] and i["kind"] == "episode"][0]
     assert related["key"] == pinned["key"] and related["score"] >= threshold
     assert "Open tasks" in related["text"] and related["tokens"] > brief_tokens
+
+
+async def test_a_brief_pinned_episode_without_spaces_is_cut_by_characters(harness):
+    first = "其他南京警务年度盛典的主要内容是总结过去一年南京警务工作，表彰优秀干警，展望新年工作计划，提升团队凝聚力。"
+    await harness.say(first + "我同事的名字叫李明杰。")
+    await harness.say("/new")
+    ctx = await harness.memory.context(harness.message("x"))
+    await harness.say("Any tips for a sourdough starter?")
+    record = await harness.store.records.load_prompt_record(ctx.thread.id, ctx.user.id)
+    pinned = record["items"][0]
+    assert pinned["pinned"] and pinned["kind"] == "episode"
+    assert pinned["score"] < harness.memory.config.threshold
+    limit = harness.memory.recaller.policy.pinned_unrelated_tokens
+    assert limit - 3 <= pinned["tokens"] <= limit  # filled up to the bound, not left empty
+    assert "其他南京警务年度盛典" in pinned["text"] and pinned["text"].endswith(" …")
+    assert "李明杰" not in pinned["text"]
+    assert first.startswith(pinned["parts"]["text"]) and pinned["parts"]["cut"]
