@@ -28,11 +28,10 @@ async def ask(engine, ctx: Context, *, action: str, target: int | None, descript
 
 
 async def answer(engine, question: PendingQuestion, yes: bool) -> str:
-    """Run a taken question's action (``yes``) or say it was cancelled; the reply text."""
-    from bot.commands import run_confirmed
-
+    """Run a taken question's action (``yes``, through ``engine.run_confirmed``) or say it was
+    cancelled; the reply text."""
     if yes:
-        return await run_confirmed(engine, question)
+        return await engine.run_confirmed(question)
     return say(question.language, "engine.cancelled", description=question.description)
 
 

@@ -443,6 +443,13 @@ class ConversationEngine:
         button that holds the question it showed); the reply text."""
         return await answer(self, question, yes)
 
+    async def run_confirmed(self, question: PendingQuestion) -> str:
+        """Run the action of a question its author confirmed (``bot.commands.CONFIRMED``);
+        the reply text."""
+        from bot.commands import run_confirmed
+
+        return await run_confirmed(self, question)
+
     async def command(self, msg: IncomingMessage) -> list[str]:
         """Run the slash command in ``msg.text`` without touching pending confirmations
         (buttons that re-render a list, such as ``/memories`` pages)."""
