@@ -398,7 +398,12 @@ def _topic_said(topic, value: str, negative: bool) -> Said | None:
 
 def not_allergic(clause: str, lang: str) -> list[str]:
     """Allergy keys a clause says the user does not (or no longer) have ("I'm not allergic to
-    peanuts", 我对花生不过敏 -> ``allergy:peanuts`` / ``allergy:花生``)."""
+    peanuts", 我对花生不过敏 -> ``allergy:peanuts`` / ``allergy:花生``); none under a wish or a
+    condition (我希望我对花粉不过敏, "if only I weren't allergic to cats": ``NOT_HOLDING``)."""
+    if L.is_hypothetical(clause, lang) or (
+            any(w in clause for w in ZH.NOT_HOLDING) if has_cjk(clause)
+            else any(t.norm in EN.NOT_HOLDING for t in L.tokens(clause))):
+        return []  # 我希望我对花粉不过敏, "if only I weren't allergic to cats": a wish
     keys = []
     for template in EN.NOT_ALLERGIC_PHRASES + ZH.NOT_ALLERGIC_PHRASES:
         value = match_template(template, clause, "zh" if has_cjk(template) else "en")
@@ -453,6 +458,11 @@ RULES: tuple[L.Rule, ...] = (
            ("I love you guys!", "I like your idea", "I love it")),
     L.Rule("topic statement", "zh", lambda s: bool(topic_attributes(s, "zh")),
            ("我住在上海", "我喜欢爵士乐", "我对花生过敏"), ("我喜欢你", "我爱你们", "我喜欢这个")),
+    L.Rule("not allergic", "en", lambda s: bool(not_allergic(s, "en")),
+           ("I'm not allergic to peanuts", "I'm no longer allergic to cats"),
+           ("I wish I wasn't allergic to cats", "If I'm not allergic to it, I'll try it")),
+    L.Rule("not allergic", "zh", lambda s: bool(not_allergic(s, "zh")),
+           ("我对花生不过敏", "我已经对猫毛不过敏了"), ("我希望我对花粉不过敏", "要是我对猫毛不过敏就好了")),
     L.Rule("ending", "en", lambda s: bool(endings(s, "en")),
            ("I'm no longer a member of the Alpine Club", "I don't have a personal trainer anymore",
             "I quit green tea", "I no longer take the bus to work"),
