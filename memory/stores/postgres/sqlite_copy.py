@@ -26,7 +26,8 @@ from memory.stores.postgres.store_migrations import reset_identities
 #: The store's tables in an order that inserts every referenced row before its references.
 COPY_ORDER = ("users", "accounts", "threads", "sessions", "turns", "episodes", "rounds",
               "facts", "fact_candidates", "work", "prompt_records", "audit_log", "model_usage",
-              "chat_settings", "seen_updates", "replies_due", "purges")
+              "chat_settings", "seen_updates", "replies_due", "purges", "questions",
+              "maintenance_runs")
 
 #: Rows read from SQLite and written with one ``COPY`` at a time.
 BATCH_ROWS = 5000
