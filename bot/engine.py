@@ -444,10 +444,8 @@ class ConversationEngine:
         return await answer(self, question, yes)
 
     async def run_confirmed(self, question: PendingQuestion) -> str:
-        """Run the action of a question its author confirmed (``bot.commands.CONFIRMED``);
-        the reply text."""
+        """Run a confirmed question's action (``bot.commands.CONFIRMED``); the reply text."""
         from bot.commands import run_confirmed
-
         return await run_confirmed(self, question)
 
     async def command(self, msg: IncomingMessage) -> list[str]:

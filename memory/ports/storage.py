@@ -188,16 +188,14 @@ class QuestionStore(Protocol):
 
     async def peek(self, thread_id: int, user_id: int, now: datetime
                    ) -> PendingQuestion | None:
-        """The question waiting for ``user_id`` in ``thread_id`` (not expired at ``now``), or
-        None; it stays."""
+        """The question waiting for ``user_id`` in ``thread_id`` unexpired at ``now`` (it stays)."""
         ...
 
     async def take(self, thread_id: int, user_id: int, now: datetime, *,
                    asked_at: datetime | None = None) -> PendingQuestion | None:
         """Remove and return the question waiting for ``user_id`` in ``thread_id`` (with
-        ``asked_at``: only the one asked then); None when there is none, it expired by ``now``
-        (an expired one is removed) or it is another. Of two concurrent takers (any
-        processes) one gets it."""
+        ``asked_at``: only the one asked then); None when there is none, it is another or it
+        expired by ``now`` (then removed). Of concurrent takers (any processes) one gets it."""
         ...
 
 
@@ -592,13 +590,11 @@ class Store(Protocol):
 
     async def claim_maintenance(self, day: str, now: datetime, *,
                                 stale_before: datetime) -> bool:
-        """Claim the daily maintenance of ``day`` (``YYYY-MM-DD``, UTC) for the caller: True
-        when nobody has (a claim not finished that was made before ``stale_before`` counts as
-        abandoned and is taken over), False when another claim holds it or it was done. Of
-        processes claiming one day at once, one gets it."""
+        """Claim the daily maintenance of ``day`` (``YYYY-MM-DD``, UTC): True when nobody has (an
+        unfinished claim made before ``stale_before`` is abandoned: taken over), False when
+        another claim holds it or it was done. Of processes claiming one day, one gets it."""
         ...
 
     async def finish_maintenance(self, day: str, now: datetime, *, done: bool) -> None:
-        """End the caller's claim of ``day``: done (the day is kept as done), or not (the
-        claim goes: another may run that day's maintenance)."""
+        """End the caller's claim of ``day``: done (kept as done) or not (another may claim it)."""
         ...
