@@ -6,9 +6,9 @@ some of them a second time, and retries a delivery that got no 200 as Telegram d
 worker is killed with SIGKILL several times during the run and started again. The offline
 model answers, the hashing embedder embeds, the fake Telegram Bot API takes the replies.
 
-Bounded by default (10 chats, 2 kills, for ``make test``; the earlier 20 chats and 3 kills took
-179 s at load 15 on 2 cores, 2026-12-02); ``MEMORY_BOT_SOAK=full`` runs 200 chats and 20
-kills, and prints the run's numbers. Nothing is timed: every wait polls until a condition
+Bounded by default (20 chats, 3 kills: about two minutes on 2 cores, 179 s at load 15 on
+2026-12-02); ``MEMORY_BOT_SOAK=full`` runs 200 chats and 20 kills, and prints the run's
+numbers. Nothing is timed: every wait polls until a condition
 holds, with a generous deadline that only guards against a hang.
 
 What must hold afterwards, each its own test over the one run:
@@ -47,7 +47,7 @@ pytestmark = pytest.mark.postgres
 
 BIN = Path(sys.executable).with_name("memory-bot")
 FULL = os.environ.get("MEMORY_BOT_SOAK", "").lower() == "full"
-CHATS, KILLS = (200, 20) if FULL else (10, 2)
+CHATS, KILLS = (200, 20) if FULL else (20, 3)
 WORKERS = int(os.environ.get("MEMORY_BOT_SOAK_WORKERS", "3"))  # 1 and 2 for the sizing table
 KILLS = KILLS if WORKERS > 1 else 0  # a lone worker's kill would leave nobody to deliver to
 REDELIVER = 0.15  # share of updates Telegram delivers a second time
