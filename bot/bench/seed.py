@@ -189,13 +189,7 @@ async def seed(folder: Path, plan: SeedPlan, pools: dict[str, tuple[str, int, Te
     for key, (name, dim, pool) in pools.items():
         t0 = time.perf_counter()
         index = await LanceIndex.open(folder / "lancedb", embedder_name=name, dim=dim)
-        try:
-            for start in range(0, len(index_specs), INDEX_BATCH):
-                await index.upsert([_item(pool, spec) for spec in
-                                    index_specs[start:start + INDEX_BATCH]])
-            await index.compact()
-        finally:
-            await index.close()
+        await _fill_index(index, pool, index_specs)
         index_s[key] = round(time.perf_counter() - t0, 2)
     postgres_s = [await _seed_postgres(url, folder / "memory.db", [pools[k] for k in keys],
                                        index_specs)
@@ -222,14 +216,20 @@ async def _seed_postgres(url: str, database: Path, pools: list[tuple[str, int, T
         await store.close()
     for name, dim, pool in pools:
         index = await PgSearchIndex.open(url, embedder_name=name, dim=dim)
-        try:
-            for start in range(0, len(index_specs), INDEX_BATCH):
-                await index.upsert([_item(pool, spec) for spec in
-                                    index_specs[start:start + INDEX_BATCH]])
-            await index.compact()
-        finally:
-            await index.close()
+        await _fill_index(index, pool, index_specs)
     return round(time.perf_counter() - started, 2)
+
+
+async def _fill_index(index, pool: TextPool, index_specs: list) -> None:
+    """Write the seeded rows into ``index`` (LanceDB or PostgreSQL) in batches of
+    :data:`INDEX_BATCH`, compact it, and close it."""
+    try:
+        for start in range(0, len(index_specs), INDEX_BATCH):
+            await index.upsert([_item(pool, spec) for spec in
+                                index_specs[start:start + INDEX_BATCH]])
+        await index.compact()
+    finally:
+        await index.close()
 
 
 def pools_first(pools: dict[str, tuple[str, int, TextPool]]) -> TextPool:
