@@ -46,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--no-profile-block", action="store_true",
                     help="recall without the profile block (PROFILE_TOKENS=0); the report "
                          "records it as \"profile_block\": false")
+    ev.add_argument("--no-dense", action="store_true",
+                    help="skip the dense baseline (it embeds every turn of every history: most of "
+                         "a cold run's time); the report shows it as not run")
     bench = sub.add_parser("bench", help="performance benchmark")
     bench.add_argument("--quick", action="store_true",
                        help="smaller sizes, one run each (about 2 minutes)")
@@ -320,6 +323,7 @@ async def _eval(settings, args) -> int:
             production_budget=settings.memory_token_budget,
             block_overhead_tokens=counter.count(EPISODIC_HEADER), on_answer=recorder,
             per_question=args.per_question, reuse_replay=args.reuse_replay,
+            dense=not args.no_dense,
         )
     finally:
         embedder.close()

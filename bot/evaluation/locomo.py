@@ -307,6 +307,7 @@ async def run_locomo(
     on_answer: Callable[[EvalQuestion, list[EvalItem]], Awaitable[None]] | None = None,
     per_question: bool = False,
     reuse_replay: bool = False,
+    dense: bool = True,
 ) -> dict:
     """Replay LoCoMo into ``ours`` and score it beside the BM25 and dense baselines, through
     the shared runner (``runner.run_histories``: the same replay, packing, credit and report as
@@ -333,7 +334,7 @@ async def run_locomo(
         on_answer: awaited with each question (as a ``runner.EvalQuestion``; category 5 as
             abstention) and ``ours``' items packed at ``production_budget``
             (``bot.evaluation.answer``).
-        per_question, reuse_replay: as in ``runner.run_histories`` (each question's recall
+        per_question, reuse_replay, dense: as in ``runner.run_histories`` (each question's recall
             and packed items in the report; asking on an earlier complete replay).
 
     ``memory_tokens_mean`` (every system) and ``recall_ms_p50/p95`` (``ours``: wall time of
@@ -362,7 +363,7 @@ async def run_locomo(
         embedder=embedder, counter=counter, budgets=budgets, limit=limit, progress=progress,
         work_dir=work_dir, production_budget=production_budget,
         block_overhead_tokens=block_overhead_tokens, on_answer=on_answer,
-        per_question=per_question, reuse_replay=reuse_replay,
+        per_question=per_question, reuse_replay=reuse_replay, dense=dense,
     )
     if progress is not None:
         bm25_overall = report["systems"]["bm25"]["overall"]

@@ -289,6 +289,7 @@ async def run_histories(
     on_answer: Callable[[EvalQuestion, list[EvalItem]], Awaitable[None]] | None = None,
     per_question: bool = False,
     reuse_replay: bool = False,
+    dense: bool = True,
 ) -> dict:
     """Replay ``histories`` into ``ours`` and score it beside the BM25 and dense baselines.
 
@@ -317,6 +318,8 @@ async def run_histories(
         reuse_replay: ask on a complete earlier replay of a history under ``work_dir`` when
             there is one (the target's ``restore_replay_state`` gets what its
             ``replay_state`` returned then), replaying only the others.
+        dense: False skips the dense baseline (it embeds every turn of every history, most of a
+            cold run's time); its entry is then empty and the report still names ``embedder``.
 
     Returns:
         The report dict (docs/evaluation.md, "Method"; schema ``memory-bot-eval/1``).
@@ -338,7 +341,7 @@ async def run_histories(
     for hi, _, question in sorted(chosen, key=lambda t: (t[0], t[1])):
         by_history.setdefault(hi, []).append(question)
 
-    systems_run = {"ours": target_factory is not None, "bm25": True, "dense": embedder is not None}
+    systems_run = {"ours": target_factory is not None, "bm25": True, "dense": dense and embedder is not None}
     scores: dict[str, list[QuestionScore]] = {name: [] for name in systems_run}
     memory_tokens: dict[str, list[float]] = {name: [] for name in systems_run}
     recall_ms: list[float] = []
@@ -433,10 +436,10 @@ async def run_histories(
                 record("bm25", q, ranked, ranked, session_of,
                        **{f"recall@{RECALL_AT_K}": evidence_recall(q.evidence, top)})
 
-            if embedder is not None:
-                dense = await DenseIndex.build(docs, embedder)
+            if systems_run["dense"]:
+                dense_index = await DenseIndex.build(docs, embedder)
                 for q in questions:
-                    ranked = await dense.search(q.question)
+                    ranked = await dense_index.search(q.question)
                     record("dense", q, ranked, ranked, session_of)
 
             shown = production_budget if production_budget in budgets else budgets[-1]

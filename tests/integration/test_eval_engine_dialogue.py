@@ -183,6 +183,18 @@ def test_command_line_longmemeval(tmp_path: Path) -> None:
     assert (tmp_path / "xdg" / "memory-bot" / "embeddings.sqlite").is_file()
     assert not (tmp_path / "data").exists() or not any((tmp_path / "data").glob("*.db"))
 
+    assert set(report["systems"]) == {"ours", "bm25", "dense"}
+
+    # --no-dense: the same run without the dense baseline (its entry empty, shown as not run)
+    lean = tmp_path / "lean.json"
+    done = subprocess.run([str(BIN), "eval", "longmemeval", str(data), "--limit", "1", "--out", str(lean),
+                           "--no-dense"], capture_output=True, text=True, cwd=tmp_path, env=environ,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    systems = json.loads(lean.read_text())["systems"]
+    assert systems["dense"] == {"overall": {}, "by_type": {}} and systems["ours"]["overall"]
+    assert "| dense | (not run) |" in done.stdout and "| ours | overall" in done.stdout
+
     bad = subprocess.run([str(BIN), "eval", "memdaily", str(tmp_path / "missing")], capture_output=True,
                          text=True, cwd=tmp_path, env=environ, timeout=120)
     assert bad.returncode == 2 and "does not exist" in bad.stderr
