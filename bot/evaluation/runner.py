@@ -446,6 +446,7 @@ async def run_histories(
             _say(progress, f"{spec.name} {history.history_id}: {len(questions)} questions scored "
                            f"({time.perf_counter() - t_history:.1f} s); running "
                            + ", ".join(f"{name} R@{shown}={_running(scores[name], shown)}"
+                                       + _running_session(scores[name])
                                        for name in scores if scores[name]))
 
     systems: dict[str, dict] = {}
@@ -487,3 +488,10 @@ def _safe(name: str) -> str:
 def _running(scores: Sequence[QuestionScore], budget: int) -> str:
     value = mean([s.recall_at[budget] for s in scores if s.in_overall])
     return "-" if value is None else f"{value:.3f}"
+
+
+def _running_session(scores: Sequence[QuestionScore]) -> str:
+    """`` S@5=x`` over the scored questions so far, or "" where there are no sessions."""
+    key = "session_recall@5"
+    value = mean([s.values[key] for s in scores if s.in_overall and key in s.values])
+    return "" if value is None else f" S@5={value:.3f}"
