@@ -63,11 +63,18 @@ def asks(text: str) -> bool:
 
 
 def after_openers(words: list[str]) -> list[str]:
-    """``words`` without the openers in front ("oh, and", "by the way", "ok so")."""
+    """``words`` without the openers in front ("oh, and", "by the way", "ok so") and the
+    speaker's pointing back at their own words ("I told you (that)", "as I said":
+    ``SAYING_FRAMES``)."""
     i = 0
     while i < len(words):
         phrase = find_phrase(words, EN.OPENER_PHRASES, i)
-        if phrase and phrase[0] == i:
+        frame = find_phrase(words, EN.SAYING_FRAMES, i)
+        if frame and frame[0] == i:  # "I told you (that) ...", "as I said, ..."
+            i += frame[1]
+            while i < len(words) and words[i] in EN.FRAME_TAILS:
+                i += 1  # "like I said before, ...", "as I told you earlier, that ..."
+        elif phrase and phrase[0] == i:
             i += phrase[1]
         elif words[i] in EN.OPENERS or words[i] in {",", ":", "-", "!"}:
             i += 1
@@ -330,6 +337,33 @@ def is_transient(clause: str, lang: str | None = None) -> bool:
         is not None
 
 
+def speaking_state(clause: str, lang: str | None = None) -> bool:
+    """True when ``clause`` says what the speaker is doing or feeling as they speak ("I'm just
+    asking for a friend", "I'm so tired", 我只是随便问问, 我好累): the speaker, a copula and
+    adverbs, then a word of ``PASSING_STATES``; nothing in it lasts beyond the moment."""
+    lang = lang or language_of(clause)
+    clause = strip_openers(clause)
+    if lang == "zh" or has_cjk(clause):
+        if not clause.startswith(ZH.SPEAKER):
+            return False
+        rest = clause[1:]
+        changed = True
+        while changed:
+            changed = False
+            for word in (*ZH.ADVERBS, "只是", "就是", "有点", "好", "太"):
+                if rest.startswith(word):
+                    rest, changed = rest[len(word):], True
+        return rest.startswith(ZH.PASSING_STATES)
+    words = norms(tokens(clause))
+    if len(words) < 3 or words[0] not in {"i", "we"} or words[1] not in {"am", "are"}:
+        return False
+    rest = words[2:]
+    while rest and rest[0] in EN.ADVERBS | {"a", "bit", "little", "kind", "of"}:
+        rest = rest[1:]  # "I'm just", "I'm a bit", "I'm kind of"
+    # "I'm tired of my job" lasts
+    return bool(rest) and rest[0] in EN.PASSING_STATES and rest[1:2] != ["of"]
+
+
 def is_correction(text: str) -> bool:
     """True when the message corrects the assistant: it opens with "no", "actually",
     "that's wrong", 不对, 其实, 我说错了 ... (``CORRECTION_OPENERS``)."""
@@ -355,7 +389,7 @@ def strip_openers(text: str) -> str:
         changed = True
         while changed:
             changed = False
-            for opener in sorted(ZH.OPENERS, key=len, reverse=True):
+            for opener in sorted(ZH.OPENERS + ZH.SAYING_FRAMES, key=len, reverse=True):
                 if text.startswith(opener):
                     text = text[len(opener):].lstrip("，,：: ")
                     changed = True

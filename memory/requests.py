@@ -23,6 +23,7 @@ from memory.clauses import (
     is_question,
     names_the_listener,
     speaker_subject,
+    speaking_state,
     strip_openers,
     zh_question_word,
     zh_speaker_at,
@@ -56,10 +57,14 @@ def is_task(body: str, lang: str | None = None) -> bool:
     lang = lang or language_of(body)
     body = body.strip(" ：:，,")
     if lang == "zh" or has_cjk(body):
-        # a time first (明天, 一会儿, a resolved date 2026-12-03), then what to do
-        rest = body.lstrip("0123456789-年月日号 ")
-        for when in ZH.TASK_TIMES:
-            rest = rest.removeprefix(when)
+        # times first (明天, 一会儿, a resolved date 2026-12-03, 早上七点半), then what to do
+        rest, before = body, None
+        while rest != before:
+            before = rest.lstrip("-年月日号 ")
+            rest = before.lstrip(ZH.NUMERALS)
+            if rest != before:
+                rest = next((rest[len(u):] for u in ZH.TIME_UNITS if rest.startswith(u)), rest)
+            rest = next((rest[len(w):] for w in ZH.TASK_TIMES if rest.startswith(w)), rest)
         return rest.startswith(ZH.TASK_VERBS)
     words = norms(tokens(body))
     return bool(words) and (words[0] in EN.TASK_OPENERS or words[0] in EN.TASK_VERBS)
@@ -103,10 +108,15 @@ def find_request(text: str) -> Request | None:
         if found is None:
             continue
         body, kind, pointing, plain = found
-        if pointing:  # "..., remember that" with nothing before it in the sentence
-            if i == 0 or is_question(parts[i - 1]):
+        if pointing:  # "..., remember that" with nothing before it in the sentence: the
+            # statement before, else the ones after ("能帮我记一下吗？我每周二上瑜伽课。")
+            after = [p for p in parts[i + 1:] if not is_question(p)]
+            if i > 0 and not is_question(parts[i - 1]):
+                body = parts[i - 1]
+            elif after:
+                body = " ".join(after) if not zh else "".join(after)
+            else:
                 continue
-            body = parts[i - 1]
         else:
             rest = [p for p in parts[i + 1:] if not is_question(p)]
             body = " ".join([body, *rest]) if not zh else "".join([body, *rest])
@@ -119,6 +129,8 @@ def find_request(text: str) -> Request | None:
             if not speaker_subject(body, lang) or about_the_speaker(body, lang):
                 return Request(body, kind)
             continue
+        if speaking_state(body, lang):
+            continue  # "keep in mind, I'm just asking for a friend": nothing lasting
         if _about_the_user(body, lang) or (plain and _a_note(body, lang)):
             return Request(body, kind)
     return None
@@ -141,9 +153,25 @@ def _a_note(body: str, lang: str) -> bool:
     words = after_openers(norms(tokens(body)))
     if len(words) < 2 or words[0] in EN.QUESTION_WORDS | EN.PRONOUNS | EN.ADVERBS:
         return False
-    # a subject before the first verb, all of one phrase: "the meeting code is 4411"
-    verb = next((i for i, w in enumerate(words) if w in EN.AUXILIARIES), None)
-    return verb is not None and verb > 0 and all(w.isalnum() or w == "'s" for w in words[:verb])
+    # a subject before the first verb, all of one phrase: "the meeting code is 4411", or an
+    # event of a thing: "the meeting moved to 3pm", "the pool closes at 6"
+    verb = next((i for i, w in enumerate(words) if w in EN.AUXILIARIES or _event_verb(words, i)),
+                None)
+    subject = words[:verb] if verb else []
+    return bool(subject) and all(w.isalnum() or w == "'s" for w in subject) and not any(
+        w in EN.SPEAKER_WORDS | EN.LISTENER | EN.PRONOUNS for w in subject)
+
+
+def _event_verb(words: list[str], i: int) -> bool:
+    """``words[i]`` is the verb of an event after a subject of its own (no article alone):
+    a past form ("moved", "got"), or a present "-s" form with a number after it ("closes at
+    6"); sayings in the present ("the early bird catches the worm") are none."""
+    word, after = words[i], words[i + 1:]
+    if i == 0 or (i == 1 and words[0] in EN.ARTICLES) or not after or not word.isalpha():
+        return False
+    if word in EN.PAST_FORMS or (word.endswith("ed") and len(word) > 4):
+        return True
+    return word.endswith("s") and not word.endswith("ss") and any(w[:1].isdigit() for w in after)
 
 
 def _en_request(sentence: str) -> tuple[str, str, bool, bool] | None:
@@ -164,21 +192,22 @@ def _en_request(sentence: str) -> tuple[str, str, bool, bool] | None:
                 return found, "preference", False, False
             continue
         before, polite = _before_verb(words[:at])
-        if before and not is_boundary(before[-1]):
+        if before and not is_boundary(before[-1]) and not _joined_imperative(words[:at], before):
             continue  # a subject before the verb: "I remember", "do you remember", "he notes"
         if question and not polite and not tagged:
             continue  # "remember that time we ...?" asks
         rest = words[after:]
-        while rest and rest[0] in EN.COMPLEMENTISERS and not (
-                rest[0] == "this" and len(rest) > 1 and rest[1] not in {":", ","}):
-            rest = rest[1:]
-            after += 1
-        said = [w for w in rest if w not in {".", "!", "?", ",", "please"} | EN.TAGS]
+        while rest and (rest[:2] == ["for", "me"] or rest[0] in EN.COMPLEMENTISERS and not (
+                rest[0] == "this" and len(rest) > 1 and rest[1] not in {":", ",", "for"})):
+            skip = 2 if rest[:2] == ["for", "me"] else 1  # "remember (this) for me: ..."
+            rest = rest[skip:]
+            after += skip
+        said = [w for w in rest if w not in {".", "!", "?", ",", "please", "for", "me"} | EN.TAGS]
         if not said or (len(said) == 1 and said[0] in EN.POINTING):
             head = _span(sentence, toks, _front(words, at), _boundary_before(words, at))
             if head and len(tokens(head)) >= 2:
-                return head, "note", False, False
-            return "", "note", True, False
+                return head, "note", False, True
+            return "", "note", True, True
         plain = not before and not question
         return _untagged(_span(sentence, toks, after, len(toks))), "note", False, plain
     return None
@@ -192,6 +221,17 @@ def _before_verb(words: list[str]) -> tuple[list[str], bool]:
     if not frames:
         return words, False
     return _strip_softeners(words[:-max(frames)]), True
+
+
+def _joined_imperative(words: list[str], before: list[str]) -> bool:
+    """The request verb after ``words`` opens an imperative of its own joined to one before it
+    ("Plan me a weekend in Rome and keep in mind I hate museums"): ``and`` / ``then`` between
+    them, and the clause before has no subject of its own ("I go there and remember ..."
+    narrates)."""
+    joined = any(w in {"and", "then"} for w in words[len(before):])
+    head = after_openers(before)
+    return joined and bool(head) and head[0] not in EN.SPEAKER_SUBJECTS | EN.PRONOUNS | \
+        EN.LISTENER | EN.SUBJECT_PRONOUNS and not any(w in EN.SPEAKER_SUBJECTS for w in head[:3])
 
 
 def _strip_softeners(words: list[str]) -> list[str]:
@@ -309,6 +349,8 @@ def _zh_request(sentence: str) -> tuple[str, str, bool, bool] | None:
             (v for v in ZH.REQUEST_VERBS if sentence.startswith(v, at)), None)
         if standing is None and verb is None:
             continue
+        if standing is not None and sentence.startswith(ZH.NOT_STANDING, at + len(standing)):
+            continue  # 以后的事, 以后再说, 以后有机会再聊: later, no standing instruction
         before = _zh_strip_softeners(sentence[:at])
         polite = any(p in sentence[max(0, at - 6):at] for p in ZH.POLITE_ASKS)
         if before and not before.endswith(tuple(ZH.CLAUSE_MARKS)):
@@ -333,8 +375,8 @@ def _zh_request(sentence: str) -> tuple[str, str, bool, bool] | None:
                 head = head.removesuffix(p)
             head = _zh_strip_softeners(head.rstrip("，,：: ")).rstrip("，,：: ")
             if head:
-                return head, "note", False, False
-            return "", "note", True, False
+                return head, "note", False, True
+            return "", "note", True, True
         if verb == "记得" and not zh_speaker_at(rest) == 0:
             return None  # 记得 + a task (记得带伞, 记得明天提醒我)
         return rest, "note", False, not before and not question

@@ -138,7 +138,10 @@ class SemanticWriter:
                 if outcome is not None:
                     said.append(outcome)
             if request and not said:
-                said.append(await w.free_form(fact_text(clause, lang), kind=request.kind))
+                # "just so you know, I'm on blood thinners": a constraint asked to be kept
+                kind = "prohibition" if request.kind == "note" and constraint_text(
+                    clause, lang) else request.kind
+                said.append(await w.free_form(fact_text(clause, lang), kind=kind))
             elif not said and (kept := constraint_text(clause, lang)):
                 # allergies, diets, conditions, prohibitions: kept from their first mention, in
                 # the words of the clause that states them

@@ -394,7 +394,7 @@ CASES: tuple[Case, ...] = (
     _c("req-en-future-reference", "request", "en",
        ["for future reference, my blood type is O negative"], active=["O negative"]),
     _c("req-en-keep-that-in-mind", "request", "en",
-       ["My daughter's school is St. Mary's, keep that in mind."], active=["St. Mary"]),
+       ["My daughter's school is St. Mary's, keep that in mind."], active=["Mary's"]),
     _c("req-en-rome-museums", "request", "en",
        ["Plan me a weekend in Rome and keep in mind I hate museums."], active=["museums"]),
     _c("req-en-dont-forget-trailing", "request", "en",

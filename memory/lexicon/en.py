@@ -34,6 +34,8 @@ ABBREVIATIONS = frozenset("dr mr mrs ms st mt jr sr prof co inc ltd vs etc appro
 SPEAKER_SUBJECTS = frozenset({"i", "my", "we", "our"})
 #: Every word for the speaker (subject, object, possessive).
 SPEAKER_WORDS = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
+#: Pronouns of a third person as subject ("he remembers ...").
+SUBJECT_PRONOUNS = frozenset("he she they it there".split())
 #: Pronouns a value may not be (the thing is named elsewhere).
 PRONOUNS = frozenset("it that this them these those him her one there something".split())
 #: Words for the listener: a clause naming them speaks to or about the listener ("I'm always
@@ -53,8 +55,12 @@ PLEASANTRIES = frozenset(
     "luck take care see soon later talk have day night morning evening weekend amazing "
     "wonderful lovely sweet perfect fantastic oh ah aw aww hmm well same here me no problem "
     "worries pleasure all the best anytime".split())
-#: Subjects of a saying about everyone (a maxim, not a statement about the speaker).
-GENERIC_SUBJECTS = frozenset("everyone everybody nobody anyone anybody people life".split())
+#: Subjects of a saying about everyone (a maxim, not a statement about the speaker): everyone,
+#: and the abstract nouns sayings are about ("money doesn't grow on trees", "time heals").
+GENERIC_SUBJECTS = frozenset(
+    "everyone everybody nobody anyone anybody people life money time love honesty patience "
+    "practice knowledge health happiness success kindness hard work family friendship truth "
+    "nothing everything".split())
 
 # ----------------------------------------------------------------- questions
 
@@ -75,7 +81,10 @@ REQUEST_VERBS: tuple[tuple[str, ...], ...] = (
     ("make", "a", "note", "of"), ("make", "a", "note"), ("take", "note", "of"), ("take", "note"),
     ("note", "down"), ("jot", "down"), ("write", "down"), ("do", "not", "forget"),
     ("never", "forget"), ("remember",), ("remembering",), ("note",), ("noting",),
-    ("memorise",), ("memorize",), ("for", "the", "record"),
+    ("memorise",), ("memorize",), ("for", "the", "record"), ("for", "future", "reference"),
+    ("just", "so", "you", "know"), ("fyi",), ("for", "your", "information"),
+    # the object inside the verb: "keep that in mind", "bear this in mind"
+    *((verb, it, "in", "mind") for verb in ("keep", "bear") for it in ("that", "this", "it")),
 )
 #: Standing instructions: what follows (or precedes) holds from now on.
 STANDING_PHRASES: tuple[tuple[str, ...], ...] = (
@@ -92,7 +101,7 @@ SOFTENERS = frozenset("please pls kindly also and so ok okay hey".split())
 #: Complementisers and objects after a request verb: "remember that ...", "remember: ...".
 COMPLEMENTISERS = frozenset({"that", ":", ",", "-", "this"})
 #: A request verb with only this as its object points back ("..., remember that").
-POINTING = frozenset({"that", "this", "it"})
+POINTING = frozenset({"that", "this", "it", "something"})
 #: Tag questions after a request ("..., okay?").
 TAGS = frozenset({"ok", "okay", "alright", "right", "please", "yes"})
 #: An object that makes "remember X" a task: "remember to call", "remind me".
@@ -121,6 +130,11 @@ CLAUSE_BOUNDARIES = frozenset(
 
 # ----------------------------------------------------------------- time, mood, correction
 
+#: What the speaker is (just) doing or feeling as they speak, after "I'm": a request to keep it
+#: keeps nothing lasting ("keep in mind, I'm just asking for a friend", "I'm so tired").
+PASSING_STATES = frozenset(
+    "asking joking kidding wondering thinking saying tired hungry thirsty sleepy bored "
+    "stressed exhausted grumpy upset sad angry annoyed nervous".split())
 #: Words of a passing state: such a statement holds for the moment only.
 TRANSIENT = frozenset(
     "today tonight tomorrow yesterday now-ish tired hungry thirsty sleepy bored busy sick ill "
@@ -145,8 +159,19 @@ OPENERS = frozenset(
     "correction please".split())
 OPENER_PHRASES: tuple[tuple[str, ...], ...] = (
     ("by", "the", "way"), ("just", "so", "you", "know"), ("fyi",), ("for", "your", "information"),
-    ("quick", "one", "before", "we", "start"), ("oh", "and"), ("no", "wait"),
+    ("quick", "one", "before", "we", "start"), ("oh", "and"), ("no", "wait"), ("heads", "up"),
 )
+#: The speaker pointing back at their own earlier words to the listener: what follows is the
+#: statement itself ("I told you my sister lives in Lyon", "as I said, I'm vegan"); a "that"
+#: after it belongs to the frame (``FRAME_TAILS``).
+SAYING_FRAMES: tuple[tuple[str, ...], ...] = (
+    ("i", "told", "you"), ("i", "have", "told", "you"), ("as", "i", "told", "you"),
+    ("like", "i", "told", "you"), ("as", "i", "said"), ("like", "i", "said"),
+    ("as", "i", "mentioned"), ("like", "i", "mentioned"), ("i", "mentioned"),
+    ("as", "i", "have", "said"), ("as", "i", "have", "mentioned"),
+)
+#: Words after a saying frame that still belong to it ("like I said before, that ...").
+FRAME_TAILS = frozenset({"that", "before", "earlier", "already", "once"})
 
 # ----------------------------------------------------------------- statements
 

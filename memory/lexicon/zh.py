@@ -70,9 +70,12 @@ ALTERNATIVE_QUESTIONS = ("是不是", "能不能", "可不可以", "有没有", 
 
 #: Verbs that ask the assistant to keep something (longest first).
 REQUEST_VERBS = ("记下来", "记一下", "记下", "记住", "记好", "记着", "记牢", "别忘了", "不要忘了",
-                 "不要忘记", "别忘记", "记得")
+                 "不要忘记", "别忘记", "记得", "记录一下", "备注一下", "记个事")
 #: Standing instructions: 以后, 今后, 从现在起 at the start of a clause.
 STANDING_PHRASES = ("从现在开始", "从现在起", "从今以后", "从今天起", "以后都", "以后", "今后")
+#: After a standing phrase: a noun of the future (以后的事), or a deferral of something to
+#: later (以后再说, 以后有机会再聊): no standing instruction.
+NOT_STANDING = ("的", "再说", "再聊", "再谈", "再看", "再约", "再联系", "有机会", "有空", "有时间")
 #: Words before a request verb that leave it a request.
 SOFTENERS = ("请你", "麻烦你", "麻烦", "请", "你", "帮我", "能", "可以", "要", "能不能",
              "可不可以", "顺便", "也", "一定要", "一定")
@@ -89,7 +92,12 @@ TASK_VERBS = ("提醒", "带", "打电话", "给", "买", "交", "去", "回", "
               "做", "写", "吃药", "喝水", "订", "约", "取", "还", "洗", "收", "寄", "准备", "查")
 #: Times that may open a task (明天提醒我, 一会儿去买).
 TASK_TIMES = ("明天", "后天", "今晚", "今天", "下周", "待会儿", "待会", "一会儿", "一会", "晚上", "早上",
-              "下午", "中午")
+              "下午", "中午",
+              "周末", *(f"{week}{day}" for week in ("周", "星期", "礼拜") for day in "一二三四五六日天"))
+#: Digits and numerals of a clock time or date (七点半, 10点, 3号).
+NUMERALS = "0123456789零一二三四五六七八九十两"
+#: Units after a number that make it a time (早上七点, 三点半, 5号).
+TIME_UNITS = ("点半", "点钟", "点", "号", "日", "月", "分", "半")
 #: Hypothetical or subordinate openers.
 SUBORDINATORS = ("如果", "假如", "假设", "要是", "万一", "比如", "例如", "等", "当")
 #: Words after which a clause does not hold as said: suppositions and wishes (我希望我不过敏);
@@ -103,12 +111,18 @@ REPORTING = ("说", "讲", "问", "告诉")
 
 # ----------------------------------------------------------------- time, mood, correction
 
+#: What the speaker is (just) doing or feeling as they speak (我只是随便问问, 我开玩笑的, 我好累).
+PASSING_STATES = ("随便问问", "问问", "开玩笑", "说说而已", "随口一说", "累", "饿", "困", "烦")
 #: Words of a passing state.
 TRANSIENT = ("今天", "今晚", "明天", "昨天", "现在", "刚才", "正在", "累", "饿", "困", "无聊", "忙",
              "生病", "难过", "开心", "高兴", "想知道", "打算", "准备", "马上", "烦", "郁闷", "心情")
 #: Openers of a correction.
 CORRECTION_OPENERS = ("不对", "不是的", "错了", "其实", "更正", "我是说", "你记错了", "我说错了",
                       "说错了", "纠正", "搞错了", "不是")
+#: The speaker pointing back at their own earlier words to the listener (我跟你说过我妹妹住在成都):
+#: what follows is the statement itself.
+SAYING_FRAMES = ("我之前跟你说过", "我跟你说过", "我和你说过", "我告诉过你", "我之前说过", "我说过",
+                 "我说过了", "我提过", "跟你说过")
 #: Words that open a message without being part of what it says.
 OPENERS = ("其实", "另外", "对了", "还有", "不对", "顺便说一句", "顺便说一下", "顺便", "哦", "嗯",
            "那个", "话说", "我说错了", "更正一下", "更正", "说错了", "纠正一下")
