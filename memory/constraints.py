@@ -82,11 +82,15 @@ def _en_part(words: list[str], a: int, b: int) -> tuple[int, int] | None:
     if rest[:1] == ["no"] and len(rest) > 1 and rest[1].isalnum() and L.find_phrase(
             rest, (("for", "me"), ("for", "us"))) is not None:
         return b - len(rest), b  # "no ibuprofen for me"
-    rest = L.after_openers(rest)
+    if not rest[:1] == ["no"]:  # "no texts after 10pm": "no" opens the prohibition
+        rest = L.after_openers(rest)
     opens = any(L.starts_with(rest, p) for p in EN.PROHIBITION_OPENERS)
-    if opens and any(w in EN.CONTACT_VERBS for w in rest[:6]) and any(
-            w in EN.SPEAKER_WORDS for w in rest):
-        return b - len(rest), b  # "please don't message me on weekends"
+    verb = next((k for k, w in enumerate(rest[:6]) if w in EN.CONTACT_VERBS), None)
+    if opens and verb is not None and (any(w in EN.SPEAKER_WORDS for w in rest) or (
+            rest[verb + 1:verb + 2] or ["."])[0] in EN.TIME_PREPOSITIONS | {".", "!", "please"}):
+        # "please don't message me on weekends"; "no texts after 10pm": contacting, with no
+        # object, is contacting the speaker
+        return b - len(rest), b
     return None
 
 
@@ -108,6 +112,11 @@ def _en_predicated(words: list[str], j: int, end: int) -> bool:
     j = _skip(words, j, end, EN.ADVERBS)
     if any(L.starts_with(words[:end], p, j) for p in EN.CONSTRAINT_PREDICATES):
         return True
+    k = _skip(words, j, end, frozenset({"have", "to", "need", "must", "try", "always"}))
+    abstain = L.find_phrase(words[k:end], EN.ABSTAINING)
+    if abstain and abstain[0] == 0:  # "I don't do dairy", "I try to avoid gluten"
+        k = _skip(words, k + abstain[1], end, EN.ARTICLES | frozenset({"any", "all"}))
+        return k < end and words[k] in EN.RESTRICTED_FOODS
     if j + 1 < end and words[j] in {"have", "has", "was", "were"} and \
             words[j + 1] in EN.CONSTRAINT_COPULAS | EN.CONSTRAINT_HAVING:
         j = _skip(words, j + 1, end, EN.ADVERBS)  # "I've been", "I was diagnosed"
@@ -139,17 +148,23 @@ def _en_predicated(words: list[str], j: int, end: int) -> bool:
 
 # ----------------------------------------------------------------- Chinese
 
-def _zh_constraint(clause: str) -> str | None:
-    if any(w in clause for w in _ZH_TIMES):
+def _zh_constraint(said: str) -> str | None:
+    if any(w in said for w in _ZH_TIMES):
         return None
+    clause = said
+    for word in ZH.NOT_CONSTRAINTS:  # 不耐烦 holds 不耐: read with it set aside, same offsets
+        clause = clause.replace(word, "…" * len(word))
     parts = L.zh_clause_spans(clause)
     starts: list[int | None] = []
-    for start, end in parts:
+    for k, (start, end) in enumerate(parts):
         part = clause[start:end]
         at = _zh_speaker_constraint(part)
-        if at is None and starts and starts[-1] is not None and _zh_strip(
-                part, ZH.CONJUNCTIONS + ZH.ADVERBS).startswith(ZH.CONSTRAINT_WORDS):
-            at = 0  # 我吃素，不吃任何肉: the speaker of the clause before
+        if at is None and starts and _zh_predicated(_zh_strip(part, ZH.CONJUNCTIONS + ZH.ADVERBS)):
+            # 我吃素，不吃任何肉 / 我在吃抗凝药，不能吃布洛芬: the speaker of the clause before
+            before = clause[parts[k - 1][0]:parts[k - 1][1]]
+            if starts[-1] is None and L.zh_speaker_is_subject(before):
+                starts[-1] = L.zh_speaker_at(before)
+            at = 0 if starts[-1] is not None else None
         if at is None and _zh_prohibition(part):
             at = 0
         starts.append(at)
@@ -159,7 +174,7 @@ def _zh_constraint(clause: str) -> str | None:
     last = first
     while last + 1 < len(starts) and starts[last + 1] is not None:
         last += 1
-    return clause[parts[first][0] + starts[first]:parts[last][1]].strip(" ，,")
+    return said[parts[first][0] + starts[first]:parts[last][1]].strip(" ，,")
 
 
 def _zh_strip(text: str, words: tuple[str, ...]) -> str:
@@ -184,7 +199,7 @@ def _zh_speaker_constraint(part: str) -> int | None:
                 rest.startswith(("的", *ZH.OTHER_PEOPLE)):
             at = part.find(ZH.SPEAKER, at + 1)
             continue  # 给我, 我希望我不过敏, 我女儿对花生过敏
-        rest = _zh_strip(_zh_strip(rest, ZH.HOUSEHOLD), ZH.ADVERBS)
+        rest = _zh_strip(_zh_strip(rest, ZH.HOUSEHOLD), ZH.ADVERBS + ZH.CONSTRAINT_ADVERBS)
         if _zh_predicated(rest):
             return at
         at = part.find(ZH.SPEAKER, at + 1)
@@ -193,8 +208,14 @@ def _zh_speaker_constraint(part: str) -> int | None:
 
 def _zh_predicated(rest: str) -> bool:
     """A constraint is predicated of the speaker whose predicate ``rest`` is."""
+    refusal = next((w for w in ZH.FOOD_REFUSALS if rest.startswith(w)), None)
+    if refusal is not None:  # 我不吃香菜, 我吃不了辣的; not 我吃不了那么多, 我不吃了
+        thing = _zh_strip(rest[len(refusal):], ZH.ADVERBS).rstrip("了啦的。！!，, ")
+        return bool(thing) and not thing.startswith(ZH.QUANTITIES)
     if rest.startswith(ZH.CONSTRAINT_WORDS):
-        return True  # 我吃素, 我不吃香菜, 我过敏
+        return True  # 我吃素, 我过敏
+    if rest.startswith("吃") and rest[1:].startswith(ZH.RESTRICTED_DIETS):
+        return True  # 我只吃清真的
     if rest.startswith(("不", "没")):
         return False  # 我不过敏, 我没有高血压
     if rest.startswith("对"):

@@ -24,6 +24,11 @@ CONTRACTIONS: dict[str, tuple[str, ...]] = {
     "wasn't": ("was", "not"), "haven't": ("have", "not"), "hasn't": ("has", "not"),
     "wouldn't": ("would", "not"), "shouldn't": ("should", "not"), "couldn't": ("could", "not"),
     "let's": ("let", "us"),
+    # typed without the apostrophe ("i cant eat gluten")
+    "cant": ("can", "not"), "doesnt": ("does", "not"), "didnt": ("did", "not"),
+    "isnt": ("is", "not"), "arent": ("are", "not"), "wasnt": ("was", "not"),
+    "havent": ("have", "not"), "hasnt": ("has", "not"), "wouldnt": ("would", "not"),
+    "shouldnt": ("should", "not"), "couldnt": ("could", "not"), "ive": ("i", "have"),
 }
 #: Abbreviations whose full stop ends no sentence ("Dr. Okafor").
 ABBREVIATIONS = frozenset("dr mr mrs ms st mt jr sr prof co inc ltd vs etc approx no".split())
@@ -257,7 +262,19 @@ CONSTRAINT_PHRASES: tuple[tuple[str, ...], ...] = (
 CONSTRAINT_PREDICATES: tuple[tuple[str, ...], ...] = (
     ("do", "not", "eat"), ("can", "not", "eat"), ("never", "eat"), ("do", "not", "drink"),
     ("can", "not", "drink"), ("must", "not", "eat"), ("can", "not", "have"),
+    ("have", "to", "avoid"), ("need", "to", "avoid"), ("must", "avoid"), ("am", "not", "allowed"),
+    ("can", "not", "tolerate"),
 )
+#: Verbs of keeping away from something: a constraint when what follows is a food a diet or a
+#: condition excludes ("I don't do dairy", "I avoid gluten", "I stay away from alcohol").
+ABSTAINING: tuple[tuple[str, ...], ...] = (
+    ("do", "not", "do"), ("avoid",), ("stay", "away", "from"), ("keep", "away", "from"),
+    ("can", "not", "do"), ("do", "not", "touch"),
+)
+#: Foods and drinks diets and conditions exclude.
+RESTRICTED_FOODS = frozenset(
+    "dairy gluten wheat meat pork beef fish seafood shellfish nuts peanuts eggs egg soy sugar "
+    "salt alcohol caffeine lactose milk cheese sesame shrimp prawns spicy garlic onions".split())
 #: Verbs that predicate a constraint word of their subject: as a state ("I'm allergic", "I got
 #: allergic", "I've been vegan") ...
 CONSTRAINT_COPULAS = frozenset("am are is be been got get became become".split())
@@ -276,6 +293,9 @@ PROHIBITION_OPENERS: tuple[tuple[str, ...], ...] = (
     ("do", "not", "ever"), ("do", "not"), ("never", "ever"), ("never",), ("no",), ("stop",),
     ("please", "do", "not"), ("please", "never"), ("please", "stop"),
 )
+#: Words after a contacting verb that leave it without an object ("no texts after 10pm",
+#: "don't message on weekends"): the prohibition is about contacting the speaker.
+TIME_PREPOSITIONS = frozenset("after before during until till past on at in between".split())
 #: Verbs of contacting or suggesting: a prohibition about them binds the assistant.
 CONTACT_VERBS = frozenset(
     "message messages text texts call calls email emails ping notify contact remind wake "

@@ -180,19 +180,29 @@ NOT_ENDED = ("知道", "记得", "想", "懂", "确定", "管", "行", "是", "�
 #: Words of a constraint the assistant must respect at once.
 CONSTRAINT_WORDS = ("过敏", "不耐受", "忌口", "吃素", "素食", "清真", "高血压", "糖尿病", "哮喘",
                     "癫痫", "心脏病", "怀孕", "孕期", "备孕", "哺乳", "痛风", "胃病", "肾病", "不能吃",
-                    "不能喝", "不吃", "不喝", "戒酒", "过敏源")
+                    "不能喝", "不吃", "不喝", "戒酒", "过敏源", "吃不了", "喝不了")
+#: Constraint words that are a verb: they need a thing after them (我不吃香菜, 我吃不了辣的), not
+#: a quantity or nothing (我吃不了那么多, 我不吃了).
+FOOD_REFUSALS = ("不能吃", "不能喝", "吃不了", "喝不了", "从不吃", "从不喝", "不吃", "不喝")
+QUANTITIES = ("那么多", "这么多", "太多", "很多", "多少", "完", "下", "饱")
+#: Words that hold a constraint word without being one (我有点不耐烦, 我吃不消): set aside.
+NOT_CONSTRAINTS = ("不耐烦", "吃不消", "吃不了兜着走")
+#: Diets eaten (我只吃清真的, 我吃低盐的): 吃 + one of these is a constraint.
+RESTRICTED_DIETS = ("清真", "生酮", "无麸质", "低盐", "低糖", "低脂", "无糖", "素", "斋")
+#: Adverbs of a constraint after 我 (我只吃清真的, 我有点乳糖不耐, 我完全不吃辣).
+CONSTRAINT_ADVERBS = ("只能", "只", "有点", "完全", "一点都", "根本", "从来")
 #: Verbs after 我 that predicate a constraint word of the speaker: 我是素食者, 我有高血压,
 #: 我患有哮喘, 我查出来有糖尿病 (a verb ending with one of them).
 CONSTRAINT_VERBS = ("是", "有", "患", "得了", "得过")
 #: Constraint words that take a noun in front: 我对芒果过敏, 我乳糖不耐受, 我花粉过敏.
-CONSTRAINT_AFTER_NOUN = ("过敏", "不耐受")
+CONSTRAINT_AFTER_NOUN = ("过敏", "不耐受", "不耐")
 #: Characters that may not stand in that noun (我做了素食冰淇淋, 我希望我不过敏).
 NOT_IN_CONSTRAINT_NOUN = frozenset("的了不没我你他她想做买吃喝要希望")
 #: Negative imperatives: 别, 不要, 请勿.
 PROHIBITION_OPENERS = ("请不要", "请别", "不要", "别", "请勿", "勿", "千万别", "千万不要", "不许",
                        "不准")
 #: Verbs of contacting or suggesting: a prohibition about them binds the assistant.
-CONTACT_VERBS = ("发消息", "发信息", "发通知", "发", "打电话", "打给", "联系", "提醒", "推荐", "叫我",
+CONTACT_VERBS = ("发消息", "发信息", "发通知", "发", "推送", "催", "打电话", "打给", "联系", "提醒", "推荐", "叫我",
                  "喊我", "称呼", "打扰", "通知", "建议", "约", "回复", "用", "说")
 
 # ----------------------------------------------------------------- value classes

@@ -13,16 +13,7 @@ import pytest
 
 from tests.semantic_probe import CASES, replay
 
-FAILING: frozenset[str] = frozenset({
-    "con-en-gluten-lower",
-    "con-en-avoid-salt",
-    "con-en-no-texts-late",
-    "con-en-no-dairy",
-    "con-zh-push",
-    "con-zh-lactose-short",
-    "con-zh-halal",
-    "con-zh-cannot-spicy",
-})
+FAILING: frozenset[str] = frozenset()
 
 
 @pytest.fixture(scope="module")
