@@ -41,22 +41,16 @@ MAX_FACT_CHARS = 200
 FACT_WORDS = 15
 FACT_CJK_CHARS = 20
 
-_EN_PRONOUNS = [
-    (re.compile(r"\bI am\b|\bI'm\b|\bIm\b", re.IGNORECASE), "the user is"),
-    (re.compile(r"\bI was\b", re.IGNORECASE), "the user was"),
-    (re.compile(r"\bI've\b|\bI have\b", re.IGNORECASE), "the user has"),
-    (re.compile(r"\bI'd\b", re.IGNORECASE), "the user would"),
-    (re.compile(r"\bI'll\b", re.IGNORECASE), "the user will"),
-    (re.compile(r"\bI ((?:mainly|mostly|usually|often|always|never|really|also|only|just|still|"
-                r"rarely|sometimes|now|currently|already|finally|recently|even|actually|no longer) )?"
-                r"([\w']+)"),
-     lambda m: "the user " + (m.group(1) or "") + _third_person_verb(m.group(2))),
-    (re.compile(r"\bI\b"), "the user"),
-    (re.compile(r"\bmy\b", re.IGNORECASE), "the user's"),
-    (re.compile(r"\bmine\b", re.IGNORECASE), "the user's"),
-    (re.compile(r"\bme\b", re.IGNORECASE), "the user"),
-    (re.compile(r"\bmyself\b", re.IGNORECASE), "the user"),
-]
+#: First-person words outside "I" and what the fact says for them.
+_EN_SELF = {"my": "the user's", "mine": "the user's", "me": "the user", "myself": "the user"}
+#: "I" with its verb in one word, or "I" with these verbs after it.
+_EN_I_WITH = {"i'm": "the user is", "im": "the user is", "i've": "the user has",
+              "ive": "the user has", "i'd": "the user would", "i'll": "the user will"}
+_EN_I_THEN = {"am": "the user is", "was": "the user was", "have": "the user has"}
+#: Adverbs between "I" and its verb ("I mainly use Go" -> "the user mainly uses Go").
+_EN_I_ADVERBS = frozenset(
+    "mainly mostly usually often always never really also only just still rarely sometimes "
+    "now currently already finally recently even actually".split())
 _MODALS = frozenset(
     "can could will would shall should must might may did was had used also really only "
     "just never always often usually still mainly mostly".split()
@@ -68,9 +62,11 @@ _IRREGULAR = {"do": "does", "don't": "doesn't", "dont": "doesn't", "have": "has"
 def _third_person_verb(verb: str) -> str:
     """Conjugate a present-tense verb for "the user" (prefer -> prefers); others (modals, past
     forms: "got", "made", "visited") unchanged."""
-    low = verb.lower()
+    low = verb.lower().replace("’", "'")
     if low in _IRREGULAR:
         return _IRREGULAR[low]
+    if low in EN.CONTRACTIONS:
+        return verb  # "can't", "cant", "won't"
     if low in _MODALS or low in EN.PAST_FORMS or low.endswith("ed") or not low.isalpha():
         return verb
     if low.endswith(("s", "sh", "ch", "x", "z", "o")):
@@ -88,9 +84,52 @@ def third_person(body: str, lang: str) -> str:
         # everyone", read wrongly)
         body = body.replace("我们", "用户").replace("我的", "用户的").replace("我", "用户")
         return body
-    for pattern, replacement in _EN_PRONOUNS:
-        body = pattern.sub(replacement, body)
+    body = _en_third_person(body)
     return body[0].upper() + body[1:] if body[:1].islower() else body
+
+
+def _en_third_person(body: str) -> str:
+    """English ``body`` with "I" (also typed "i"), "I'm", "my", "me", ... put as "the user",
+    the verb after "I" (past its adverbs) conjugated; read word by word from the tokens, every
+    other character kept as written."""
+    words: list[tuple[int, int]] = []  # (start, end) of each written word, in order
+    for t in language.tokens(body):
+        if not words or t.start >= words[-1][1]:
+            words.append((t.start, t.end))
+    said = [body[a:b].replace("’", "'") for a, b in words]
+    out, at, k = [], 0, 0
+    while k < len(words):
+        word, low = said[k], said[k].lower()
+        a, b = words[k]
+        if low in _EN_SELF:
+            out += [body[at:a], _EN_SELF[low]]
+        elif low in _EN_I_WITH:
+            out += [body[at:a], _EN_I_WITH[low]]
+        elif word == "I" or (word == "i" and body[b:b + 1] != "."):  # not "i.e."
+            nxt = said[k + 1].lower() if k + 1 < len(words) else ""
+            if nxt in _EN_I_THEN and body[b:words[k + 1][0]] == " ":
+                out += [body[at:a], _EN_I_THEN[nxt]]
+                k, b = k + 1, words[k + 1][1]
+            else:
+                j = k + 1
+                while j < len(words) and body[words[j - 1][1]:words[j][0]] == " " and (
+                        said[j].lower() in _EN_I_ADVERBS or said[j - 1:j + 1] == ["no", "longer"]
+                        or said[j].lower() == "no" and said[j + 1:j + 2] == ["longer"]):
+                    j += 1
+                verb = j < len(words) and body[words[j - 1][1]:words[j][0]] == " " and \
+                    said[j][:1].isalpha()
+                if verb:
+                    out += [body[at:a], "the user", body[b:words[j][0]],
+                            _third_person_verb(body[words[j][0]:words[j][1]])]
+                    k, b = j, words[j][1]
+                else:
+                    out += [body[at:a], "the user"]
+        else:
+            k += 1
+            continue
+        at = b
+        k += 1
+    return "".join(out) + body[at:]
 
 
 _FIRST_PERSON = (

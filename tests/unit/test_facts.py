@@ -77,6 +77,12 @@ def test_not_requests(text):
     ("I got allergic to cats", "The user got allergic to cats"),
     ("I made a cake", "The user made a cake"),
     ("我的生日是5月3日", "用户的生日是5月3日"),
+    # typed in lowercase, without apostrophes; adverbs before the verb; words holding "me"
+    ("i work from home on mondays", "The user works from home on mondays"),
+    ("i cant eat gluten", "The user cant eat gluten"), ("im vegan", "The user is vegan"),
+    ("I really just want tea", "The user really just wants tea"),
+    ("I take some me-time on Sundays", "The user takes some me-time on Sundays"),
+    ("I’ve got two cats, i.e. a lot of fur", "The user has got two cats, i.e. a lot of fur"),
 ])
 def test_fact_text_is_third_person_and_keeps_other_subjects(body, fact):
     assert fact_text(body) == fact
