@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from memory.lexicon import en as EN
 from memory.lexicon import zh as ZH
+from memory.segmenter import segmenter
 from memory.sentences import find_phrase, norms, split_sentences, starts_with, tokens
 from memory.text import has_cjk, language_of
 
@@ -223,14 +224,17 @@ def is_pleasantry(clause: str, lang: str | None = None) -> bool:
 
 def is_maxim(clause: str, lang: str | None = None) -> bool:
     """True when ``clause`` is a saying about everyone rather than a statement about someone:
-    its subject is an activity ("staying positive is very important", "to be kind ...") or
-    everyone ("everybody makes mistakes", 一切都会好起来的), or it judges (a judgement word
+    its subject is an activity ("staying positive is very important", "to be kind ..."),
+    everyone ("everybody makes mistakes", 一切都会好起来的) or an abstract noun with its verb
+    ("money doesn't grow on trees", 失败是成功之母: ``ABSTRACT_SUBJECTS``), or it judges (a judgement word
     before or just after a copula: "honesty is the best policy", "the best is yet to come";
     保持好心态非常重要: a degree word)."""
     lang = lang or language_of(clause)
     if lang == "zh" or has_cjk(clause):
+        said = strip_openers(clause)
+        first = next(iter(segmenter().cut(said)), "")
         return any(w in clause for w in ZH.DEGREE_WORDS) or \
-            strip_openers(clause).startswith(ZH.GENERIC_SUBJECTS)
+            said.startswith(ZH.GENERIC_SUBJECTS) or first in ZH.ABSTRACT_SUBJECTS
     words = [w for w in after_openers(norms(tokens(clause))) if w not in EN.ADVERBS]
     if not words:
         return False
@@ -238,6 +242,9 @@ def is_maxim(clause: str, lang: str | None = None) -> bool:
         words[1] not in EN.COPULAS  # "staying positive is ...", not "spring is ..."
     if words[0] in EN.GENERIC_SUBJECTS or words[0] == "to" or gerund:
         return True
+    if words[0] in EN.ABSTRACT_SUBJECTS and len(words) > 1 and (
+            words[1] in EN.AUXILIARIES | EN.NEGATIONS or words[1].endswith("s")):
+        return True  # "money does not grow on trees", "time heals everything"
     copula = next((i for i, w in enumerate(words) if w in EN.COPULAS | {"was", "were"}), None)
     if copula is None:
         return False

@@ -242,6 +242,8 @@ CASES: tuple[Case, ...] = (
        ["Keep in mind, I'm just asking for a friend."], nothing=True),
     _c("junk-en-told-you-get-back", "junk", "en",
        ["Remember, I told you I'd get back to you on that."], nothing=True),
+    _c("junk-en-saying-name", "junk", "en", ["Remember, Rome wasn't built in a day."],
+       nothing=True),
     # ------------------------------------------------------------ junk, Chinese
     _c("junk-zh-weekend", "junk", "zh", ["周末有什么好玩的推荐吗？记着我喜欢什么。"], nothing=True),
     _c("junk-zh-task", "junk", "zh", ["记得明天提醒我交水电费。"], nothing=True),
@@ -285,6 +287,7 @@ CASES: tuple[Case, ...] = (
     _c("junk-zh-be-honest", "junk", "zh", ["你要记住，做人要诚实。"], nothing=True),
     _c("junk-zh-chat-later", "junk", "zh", ["以后有机会再聊吧。"], nothing=True),
     _c("junk-zh-later-later", "junk", "zh", ["以后的事以后再说。"], nothing=True),
+    _c("junk-zh-saying", "junk", "zh", ["记住，失败是成功之母"], nothing=True),
     # ------------------------------------------------------------ constraints, English
     _c("con-en-sesame", "constraint", "en",
        ["I can't have anything with sesame, I'm seriously allergic to it."],

@@ -60,12 +60,13 @@ PLEASANTRIES = frozenset(
     "luck take care see soon later talk have day night morning evening weekend amazing "
     "wonderful lovely sweet perfect fantastic oh ah aw aww hmm well same here me no problem "
     "worries pleasure all the best anytime".split())
-#: Subjects of a saying about everyone (a maxim, not a statement about the speaker): everyone,
-#: and the abstract nouns sayings are about ("money doesn't grow on trees", "time heals").
-GENERIC_SUBJECTS = frozenset(
-    "everyone everybody nobody anyone anybody people life money time love honesty patience "
-    "practice knowledge health happiness success kindness hard work family friendship truth "
-    "nothing everything".split())
+#: Subjects of a saying about everyone (a maxim, not a statement about the speaker).
+GENERIC_SUBJECTS = frozenset("everyone everybody nobody anyone anybody people life".split())
+#: Abstract nouns sayings are about: with a verb right after them, a saying ("money doesn't
+#: grow on trees", "time heals everything"; not "time zone is CET").
+ABSTRACT_SUBJECTS = frozenset(
+    "money time love honesty patience practice knowledge health happiness success failure "
+    "kindness friendship truth nothing everything".split())
 
 # ----------------------------------------------------------------- questions
 

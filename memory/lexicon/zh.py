@@ -49,6 +49,10 @@ PLEASANTRIES = ("谢谢你们", "谢谢你", "谢谢您", "谢谢", "多谢", "�
 DEGREE_WORDS = ("非常", "特别", "十分", "很", "挺", "太", "最", "超", "比较")
 #: Subjects of a saying about everyone (一切都会好起来的, 人生只有一次).
 GENERIC_SUBJECTS = ("一切", "大家", "每个人", "人生", "生活", "任何人", "人")
+#: Abstract nouns sayings are about, as the first word (jieba) of a clause (失败是成功之母,
+#: 坚持就是胜利; not 健康检查在周五, one word).
+ABSTRACT_SUBJECTS = frozenset("失败 成功 金钱 健康 知识 爱情 友谊 坚持 努力 耐心 诚实 善良 真理 幸福 "
+                              "机会 实践".split())
 #: Words that open an imperative to the listener (要坚持下去, 一定要相信自己, 千万别放弃).
 IMPERATIVE_OPENERS = ("一定要", "千万", "不要", "要", "别", "好好", "得")
 

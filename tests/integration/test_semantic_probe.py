@@ -13,7 +13,9 @@ import pytest
 
 from tests.semantic_probe import CASES, replay
 
-FAILING: frozenset[str] = frozenset()
+#: a saying whose subject is a name reads as a note of a thing (no lexicon tells "Rome" from
+#: "Anna" in "Anna wasn't home yesterday")
+FAILING: frozenset[str] = frozenset({"junk-en-saying-name"})
 
 
 @pytest.fixture(scope="module")
