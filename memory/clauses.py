@@ -235,7 +235,8 @@ def is_maxim(clause: str, lang: str | None = None) -> bool:
         first = next(iter(segmenter().cut(said)), "")
         return any(w in clause for w in ZH.DEGREE_WORDS) or \
             said.startswith(ZH.GENERIC_SUBJECTS) or first in ZH.ABSTRACT_SUBJECTS
-    words = [w for w in after_openers(norms(tokens(clause))) if w not in EN.ADVERBS]
+    words = [w for w in after_openers(norms(tokens(clause)))
+             if w not in EN.ADVERBS | EN.FREQUENCY_ADVERBS]  # "sometimes, ..." generalises
     if not words:
         return False
     gerund = words[0].endswith("ing") and len(words[0]) > 4 and len(words) > 1 and \

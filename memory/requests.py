@@ -120,7 +120,7 @@ def find_request(text: str) -> Request | None:
         else:
             rest = [p for p in parts[i + 1:] if not is_question(p)]
             body = " ".join([body, *rest]) if not zh else "".join([body, *rest])
-        body = strip_openers(body).strip().rstrip("。.!！,，")
+        body = _without_closers(strip_openers(body).strip()).rstrip("。.!！,，")
         lang = "zh" if has_cjk(body) else "en"
         if kind == "preference":
             # an instruction ("answer briefly from now on"), or the speaker's own standing
@@ -134,6 +134,22 @@ def find_request(text: str) -> Request | None:
         if _about_the_user(body, lang) or (plain and _a_note(body, lang)):
             return Request(body, kind)
     return None
+
+
+def _without_closers(body: str) -> str:
+    """``body`` without what closes the message but says nothing: a last part that is a
+    pleasantry ("I'm vegetarian, thanks!", 我吃素，谢谢) and words that close a message at its
+    end ("my name's Priya btw": ``CLOSERS``)."""
+    head, comma, last = body.rpartition("，" if has_cjk(body) else ",")
+    if comma and head.strip() and is_pleasantry(last):
+        body = head
+    if not has_cjk(body):
+        toks = tokens(body)
+        while len(toks) > 1 and (toks[-1].norm in EN.CLOSERS or not any(
+                ch.isalnum() for ch in toks[-1].norm)):
+            toks = toks[:-1]
+        body = body[:toks[-1].end] if toks else body
+    return body
 
 
 def _a_note(body: str, lang: str) -> bool:
@@ -192,14 +208,19 @@ def _en_request(sentence: str) -> tuple[str, str, bool, bool] | None:
                 return found, "preference", False, False
             continue
         before, polite = _before_verb(words[:at])
+        if not after_openers(before):
+            before = []  # "oh and remember ..."
+        elif words[at - 1] in {",", ";", ":", "-", "—"}:
+            before = [*before, ","]  # "my name's Priya btw, remember it"
         if before and not is_boundary(before[-1]) and not _joined_imperative(words[:at], before):
             continue  # a subject before the verb: "I remember", "do you remember", "he notes"
         if question and not polite and not tagged:
             continue  # "remember that time we ...?" asks
         rest = words[after:]
-        while rest and (rest[:2] == ["for", "me"] or rest[0] in EN.COMPLEMENTISERS and not (
+        while rest and ((tail := find_phrase(rest[:4], EN.REQUEST_TAILS)) and tail[0] == 0 or
+                        rest[0] in EN.COMPLEMENTISERS and not (
                 rest[0] == "this" and len(rest) > 1 and rest[1] not in {":", ",", "for"})):
-            skip = 2 if rest[:2] == ["for", "me"] else 1  # "remember (this) for me: ..."
+            skip = tail[1] if tail and tail[0] == 0 else 1  # "remember (this) for me: ..."
             rest = rest[skip:]
             after += skip
         said = [w for w in rest if w not in {".", "!", "?", ",", "please", "for", "me"} | EN.TAGS]

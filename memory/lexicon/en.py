@@ -88,7 +88,9 @@ REQUEST_VERBS: tuple[tuple[str, ...], ...] = (
     ("note", "down"), ("jot", "down"), ("write", "down"), ("do", "not", "forget"),
     ("never", "forget"), ("remember",), ("remembering",), ("note",), ("noting",),
     ("memorise",), ("memorize",), ("for", "the", "record"), ("for", "future", "reference"),
-    ("just", "so", "you", "know"), ("fyi",), ("for", "your", "information"),
+    ("just", "so", "you", "know"), ("fyi",), ("for", "your", "information"), ("for", "context"),
+    ("you", "should", "know"), ("keep", "a", "note", "of"), ("keep", "a", "note"),
+    ("save", "this"), ("save", "that"), ("store", "this"), ("store", "that"),
     # the object inside the verb: "keep that in mind", "bear this in mind"
     *((verb, it, "in", "mind") for verb in ("keep", "bear") for it in ("that", "this", "it")),
 )
@@ -103,9 +105,17 @@ POLITE_ASKS: tuple[tuple[str, ...], ...] = (
     ("i", "would", "like", "you", "to"), ("i", "want", "you", "to"), ("i", "need", "you", "to"),
 )
 #: Words before a request verb that leave it a request ("please", "so", "also", "and").
-SOFTENERS = frozenset("please pls kindly also and so ok okay hey".split())
+SOFTENERS = frozenset("please pls plz kindly also and so ok okay hey just quick".split())
+#: Words that close a message without being part of the statement before them ("... btw").
+CLOSERS = frozenset("btw anyway ok okay alright please pls thanks thx lol haha".split())
+#: Words after a request verb that say for whom or for when, not what ("remember for me
+#: that ...", "keep this in mind for later: ...").
+REQUEST_TAILS: tuple[tuple[str, ...], ...] = (
+    ("for", "me"), ("for", "later"), ("for", "next", "time"), ("for", "the", "future"),
+    ("for", "future", "reference"), ("from", "now", "on"),
+)
 #: Complementisers and objects after a request verb: "remember that ...", "remember: ...".
-COMPLEMENTISERS = frozenset({"that", ":", ",", "-", "this"})
+COMPLEMENTISERS = frozenset({"that", ":", ",", "-", "—", "–", "this"})
 #: A request verb with only this as its object points back ("..., remember that").
 POINTING = frozenset({"that", "this", "it", "something"})
 #: Tag questions after a request ("..., okay?").
@@ -187,6 +197,9 @@ ADVERBS = frozenset(
     "recently actually even finally already only basically generally normally typically "
     "absolutely seriously definitely totally properly simply pretty much very so too "
     "these days nowadays".split())
+#: Adverbs of how often: a saying opened by one generalises ("sometimes stumbling blocks can be
+#: opened doors").
+FREQUENCY_ADVERBS = frozenset("sometimes often rarely seldom occasionally".split())
 #: Trailing words cut from a value ("Graz now" -> "Graz").
 VALUE_TAILS = frozenset(
     "now currently anymore too though actually again apparently lately nowadays".split())

@@ -73,7 +73,7 @@ ALTERNATIVE_QUESTIONS = ("是不是", "能不能", "可不可以", "有没有", 
 # ----------------------------------------------------------------- requests and tasks
 
 #: Verbs that ask the assistant to keep something (longest first).
-REQUEST_VERBS = ("记下来", "记一下", "记下", "记住", "记好", "记着", "记牢", "别忘了", "不要忘了",
+REQUEST_VERBS = ("跟你说一声", "告诉你一声", "记下来", "记一下", "记下", "记住", "记好", "记着", "记牢", "别忘了", "不要忘了",
                  "不要忘记", "别忘记", "记得", "记录一下", "备注一下", "记个事")
 #: Standing instructions: 以后, 今后, 从现在起 at the start of a clause.
 STANDING_PHRASES = ("从现在开始", "从现在起", "从今以后", "从今天起", "以后都", "以后", "今后")
@@ -82,11 +82,13 @@ STANDING_PHRASES = ("从现在开始", "从现在起", "从今以后", "从今�
 NOT_STANDING = ("的", "再说", "再聊", "再谈", "再看", "再约", "再联系", "有机会", "有空", "有时间")
 #: Words before a request verb that leave it a request.
 SOFTENERS = ("请你", "麻烦你", "麻烦", "请", "你", "帮我", "能", "可以", "要", "能不能",
-             "可不可以", "顺便", "也", "一定要", "一定")
+             "可不可以", "顺便", "也", "一定要", "一定", "千万", "拜托你", "拜托", "就", "我想让你",
+             "我希望你", "我需要你", "我要你")
 #: Words after a request verb that belong to it (记住了, 记住这个).
-VERB_TAILS = ("这个", "这点", "这件事", "了", "哦", "啊", "呀", "哈", "啦", "吧", "好")
+VERB_TAILS = ("这个", "这点", "这件事", "一件事", "一点", "了", "哦", "啊", "呀", "哈", "啦", "吧", "好",
+              "点", "一下")
 #: A request verb pointing back: "...，记住了".
-POINTING = ("这个", "这点", "这件事", "这些")
+POINTING = ("这个", "这点", "这件事", "这些", "这事", "这一点")
 #: Tags that make a request a polite question: 记住我不吃辣，好吗？
 TAGS = ("好吗", "好不好", "可以吗", "行吗", "好么", "行不行", "可以不")
 #: Polite question frames of a request: 你能记住...吗.
