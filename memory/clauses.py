@@ -29,7 +29,7 @@ def is_question(sentence: str) -> bool:
         bare = end.rstrip("。.!！~～")
         if bare.endswith(ZH.QUESTION_PARTICLES):
             return True
-        if any(w in sentence for w in ZH.ALTERNATIVE_QUESTIONS):
+        if any(_alternative_question(sentence, w) for w in ZH.ALTERNATIVE_QUESTIONS):
             return True
         return zh_question_word(sentence)
     words = norms(tokens(sentence))
@@ -42,6 +42,17 @@ def is_question(sentence: str) -> bool:
     if first in EN.QUESTION_WORDS:  # "when I was young ..." opens a clause, not a question
         return second not in EN.QUESTION_SUBJECTS and any(w in EN.AUXILIARIES
                                                           for w in words[1:3])
+    return False
+
+
+def _alternative_question(sentence: str, word: str) -> bool:
+    """``word`` (是不是, 对不对) asks in ``sentence``: not where a negation stands before it, a
+    denial said twice (不对不对, 不是不是)."""
+    at = sentence.find(word)
+    while at >= 0:
+        if not sentence.startswith(ZH.NEGATION, at - len(ZH.NEGATION)) or at == 0:
+            return True
+        at = sentence.find(word, at + 1)
     return False
 
 
@@ -374,17 +385,25 @@ def speaking_state(clause: str, lang: str | None = None) -> bool:
 
 def is_correction(text: str) -> bool:
     """True when the message corrects the assistant: it opens with "no", "actually",
-    "that's wrong", 不对, 其实, 我说错了 ... (``CORRECTION_OPENERS``)."""
+    "that's wrong", 不对, 其实, 我说错了 ... (``CORRECTION_OPENERS``), or its first sentence
+    owns up to a mistake ("Sorry, I got that wrong, ...", "Wait, I mixed that up: ...",
+    不好意思说错了, 口误: ``ERROR_ADMISSIONS``)."""
     stripped = text.strip()
+    first_sentence = (split_sentences(stripped) or [stripped])[0]
     if has_cjk(stripped[:6]):
-        return stripped.startswith(ZH.CORRECTION_OPENERS)
+        rest = stripped
+        for polite in ZH.APOLOGIES:
+            rest = rest.removeprefix(polite).lstrip("，,！! ")
+        return rest.startswith(ZH.CORRECTION_OPENERS) or any(
+            w in first_sentence for w in ZH.ERROR_ADMISSIONS)
     words = norms(tokens(stripped))
     while words and words[0] in {"oh", "ah", "hmm", "um", "well", "sorry", "wait", ","}:
         words = words[1:]  # "Sorry, no, it's 41"
     first = next((words[:i] for i, w in enumerate(words) if not w.isalnum()), words)
     if len(first) > 1 and all(w in EN.PLEASANTRIES for w in first):
         return False  # "No worries, Jon!", "No thanks": a pleasantry, no correction
-    return any(starts_with(words, p) for p in EN.CORRECTION_OPENERS)
+    return any(starts_with(words, p) for p in EN.CORRECTION_OPENERS) or \
+        find_phrase(norms(tokens(first_sentence)), EN.ERROR_ADMISSIONS) is not None
 
 
 def strip_openers(text: str) -> str:

@@ -49,6 +49,7 @@ from memory.facts import (
     request_clauses,
     stable_statement,
 )
+from memory.lexicon import en as EN
 from memory.ports import ConversationStore, Embedder, FactStore, ScopeFilter, SearchIndex
 from memory.records import ThreadRow
 from memory.statements import bare_value, keys_match, open_attributes
@@ -171,6 +172,9 @@ class Claim:
         topic: the topic-table key, or None for an open-vocabulary attribute.
         shown: the value as said.
         changed_from: the old value named ("telekom"), or None.
+        context: the clause the claim was read from (with ``key`` and ``changed_from`` None,
+            the old value it mentions names the attribute: "Sal closed his shop, so I
+            switched to Dom").
     """
 
     key: str | None
@@ -180,6 +184,7 @@ class Claim:
     topic: str | None
     shown: str
     changed_from: str | None = None
+    context: str = ""
 
 
 def claims(clause: str, lang: str, known: Iterable[str] = ()) -> list[Claim]:
@@ -195,13 +200,26 @@ def claims(clause: str, lang: str, known: Iterable[str] = ()) -> list[Claim]:
             continue  # a synonym of a topic, or a value a topic statement holds already
         if not said.key:
             out.setdefault(f"from:{said.changed_from}", Claim(
-                None, said.value, None, "profile", None, said.shown, said.changed_from))
+                None, said.value, None, "profile", None, said.shown, said.changed_from,
+                clause))
             continue
         out.setdefault(said.key, Claim(said.key, said.value,
                                        open_text(said.attribute, said.shown, lang,
                                                  named=said.named),
                                        "profile", None, said.shown, said.changed_from))
     return list(out.values())
+
+
+def mentions(clause: str, value: str, *, besides: str = "") -> bool:
+    """True when ``clause`` (outside ``besides``, the new value) names a stored ``value`` by
+    its first word, titles and articles left out ("Sal" of "Sal on 5th Avenue", "Patel" of
+    "Dr Patel"; in Chinese the value itself, at least two characters)."""
+    rest = clause.lower().replace(besides.lower(), " ") if besides else clause.lower()
+    if has_cjk(value):
+        return len(value) >= 2 and value.lower() in rest
+    head = next((w for w in value.lower().replace(".", " ").split()
+                 if w not in EN.ARTICLES and w not in EN.ABBREVIATIONS), "")
+    return len(head) >= 2 and f" {head} " in f" {' '.join(language.norms(language.tokens(rest)))} "
 
 
 def open_text(attribute: str, value: str, lang: str, *, named: bool = False) -> str:
@@ -280,10 +298,12 @@ class _Write:
         it names an old value no fact holds."""
         active = [f for f in await self.facts.active_facts(self.user_id, self.scope) if f.topic]
         text, key = claim.text, claim.key
-        if key is None:  # "I switched from Telekom to Vodafone": the fact whose value it was
-            old = [f for f in active if f.value and ":" not in f.topic
-                   and ends(claim.changed_from or "", f.text, f.value)]
-            if not old:
+        if key is None:  # "I switched from Telekom to Vodafone": the fact whose value it was;
+            # "Sal closed his shop, so I switched to Dom": the one whose value the clause names
+            old = [f for f in active if f.value and ":" not in f.topic and (
+                ends(claim.changed_from, f.text, f.value) if claim.changed_from
+                else mentions(claim.context, f.value, besides=claim.shown))]
+            if not old or (len(old) > 1 and not claim.changed_from):
                 return None
             key, text = old[-1].topic, _replace_value(old[-1].text, old[-1].value, claim.shown)
         multi = ":" in key
@@ -301,8 +321,11 @@ class _Write:
                 await self.facts.confirm_fact(fact.id, self.turn.id, self.now)
                 return FactOutcome("confirmed", fact, explicit=assertive)
         if existing:
+            # a new value of an attribute the user asked to keep is kept as the old one was
+            # (in the profile where that was): "my dentist is now Dr. Kaya"
+            kept = next((f.mode for f in existing if f.mode in ("explicit", "correction")), None)
             fact = await self._add(text, kind=claim.kind, topic=key, value=claim.value,
-                                   mode="correction" if assertive else "statement",
+                                   mode="correction" if assertive else kept or "statement",
                                    sources=[self.turn.id], supersedes=[f.id for f in existing])
             return FactOutcome("superseded", fact, previous=existing[-1], explicit=True)
         if assertive:

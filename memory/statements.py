@@ -35,6 +35,7 @@ from memory.phrases import (
     en_value,
     match_template,
     value_end,
+    zh_adverb_skips,
     zh_match,
     zh_said,
     zh_speaker,
@@ -86,7 +87,8 @@ def attribute_key(attribute: str, lang: str | None = None) -> str:
     if has_cjk(attribute):
         key = "".join(attribute.split()).replace("的", "")
         return ZH.ATTRIBUTE_ALIASES.get(key, key)
-    words = [w for w in L.norms(L.tokens(attribute)) if w not in {"my", "the", "a", "an"}]
+    words = [w for w in L.norms(L.tokens(attribute)) if w not in {"my", "the", "a", "an"}
+             and w not in EN.KEY_DROPPED]
     alias = EN.ATTRIBUTE_ALIASES.get(" ".join(words))
     if alias:
         return alias
@@ -129,11 +131,11 @@ def _en_open(clause: str, known: tuple[str, ...]) -> list[Said]:
     words = L.norms(toks)
     out: list[Said] = []
     for i, word in enumerate(words):
-        if word == "my" and clause_free(words, i):
+        if word in EN.POSSESSIVES and clause_free(words, i):
             said = _en_my_x_is(clause, toks, words, i + 1)
             if said:
                 out.append(said)
-        elif word == "i" and clause_free(words, i):
+        elif word in EN.SWITCHERS and clause_free(words, i):
             said = _en_switched(clause, toks, words, i + 1)
             if said:
                 out.append(said)
@@ -156,15 +158,16 @@ def _en_my_x_is(clause, toks, words, start, *, require_now=False) -> Said | None
             return None
         if words[c] not in EN.COPULAS:
             continue
-        x_words = words[start:c]
+        x_end = _before_time_words(words, start, c)  # "my pharmacy these days is ..." 
+        x_words = words[start:x_end]
         if x_words[0] in EN.NOT_ATTRIBUTES or any(w in EN.NOT_ATTRIBUTES for w in x_words[-1:]):
             return None
         v = c + 1
         additive = False
-        now = False
+        now = x_end < c  # "my car insurance at the moment is ...": an update
         while v < len(words) and words[v] in EN.ADVERBS | EN.NAMING:
             additive |= words[v] in EN.ADDITIVE
-            now |= words[v] in {"now", "currently"}
+            now |= words[v] in EN.NOW_WORDS
             v += 1
         named = any(w in EN.NAMING for w in words[c + 1:v]) or x_words[-1] == "name"
         if require_now and not now:
@@ -172,7 +175,7 @@ def _en_my_x_is(clause, toks, words, start, *, require_now=False) -> Said | None
         value = en_value("", toks, clause, v, value_end(words, v))
         if value is None:
             return None
-        attribute = clause[toks[start].start:toks[c - 1].end]
+        attribute = clause[toks[start].start:toks[x_end - 1].end]
         key = attribute_key(attribute)
         if key in EN.NAMED_ONLY and not named:
             return None
@@ -189,6 +192,21 @@ def _en_my_x_is(clause, toks, words, start, *, require_now=False) -> Said | None
         return _said(key, attribute, value, additive=additive, named=named and not
                      x_words[-1] == "name")
     return None
+
+
+def _before_time_words(words, start: int, end: int) -> int:
+    """Where an attribute ``words[start:end]`` ends without the adverbs and time phrases
+    after it ("my pharmacy these days", "my car insurance at the moment"); at least one word
+    is left."""
+    changed = True
+    while changed:
+        changed = False
+        if end - start > 1 and words[end - 1] in EN.ADVERBS:
+            end, changed = end - 1, True
+        for phrase in EN.VALUE_TAIL_PHRASES:
+            if end - start > len(phrase) and tuple(words[end - len(phrase):end]) == phrase:
+                end, changed = end - len(phrase), True
+    return end
 
 
 def _en_switched(clause, toks, words, i) -> Said | None:
@@ -208,6 +226,9 @@ def _en_switched(clause, toks, words, i) -> Said | None:
             return None
         attribute = clause[toks[j + 1].start:toks[end - 1].end]
         j = end
+    elif j + 1 < len(words) and words[j + 1] in {"to", "from"} and _plural_noun(words[j]):
+        attribute = _singular(clause[toks[j].start:toks[j].end])  # "I switched banks to N26"
+        j += 1
     changed_from = None
     if j < len(words) and words[j] == "from":
         end = j + 1
@@ -222,11 +243,24 @@ def _en_switched(clause, toks, words, i) -> Said | None:
     if j >= len(words) or words[j] != "to":
         return None
     value = en_value("", toks, clause, j + 1, value_end(words, j + 1))
-    if value is None or (attribute is None and changed_from is None):
+    if value is None or (attribute is None and changed_from is None
+                         and words[i] not in EN.REPLACING_VERBS):
         return None
-    if attribute is None:
+    if attribute is None:  # the attribute is that of the old value (named, or in the clause)
         return Said(None, "", "", _norm_value(value), value, changed_from=changed_from)
     return _said(attribute_key(attribute), attribute, value, changed_from=changed_from)
+
+
+def _plural_noun(word: str) -> bool:
+    """A word that may be an attribute in the plural after a verb of switching ("banks",
+    "vets", "dentists"; not "is", "always", "us")."""
+    return len(word) > 3 and word.isalpha() and word.endswith("s") and not word.endswith("ss") \
+        and word not in EN.ADVERBS and word not in EN.SPEAKER_WORDS
+
+
+def _singular(word: str) -> str:
+    """The attribute of a plural ("pharmacies" -> "pharmacy", "vets" -> "vet")."""
+    return word[:-3] + "y" if word.endswith("ies") else word[:-1]
 
 
 def _zh_open(clause: str, known: tuple[str, ...]) -> list[Said]:
@@ -235,6 +269,12 @@ def _zh_open(clause: str, known: tuple[str, ...]) -> list[Said]:
     while at >= 0:
         if zh_speaker(clause, at) and not zh_said(clause, at):
             said = _zh_my_x_is(clause, at + 1, possessive_needed=False)
+            # 我(们)(现在)把(我的)车换成了比亚迪: the object of 把 is the attribute changed
+            after = at + 1 + clause.startswith(ZH.PLURAL, at + 1)
+            said = said or next((_zh_my_x_is(clause, q + len(ZH.OBJECT_FRONT),
+                                             possessive_needed=False, require_change=True)
+                                 for q in zh_adverb_skips(clause, after)
+                                 if clause.startswith(ZH.OBJECT_FRONT, q)), None)
             if said:
                 out.append(said)
         at = clause.find(ZH.SPEAKER, at + 1)
@@ -249,6 +289,8 @@ def _zh_open(clause: str, known: tuple[str, ...]) -> list[Said]:
 def _zh_my_x_is(clause: str, q: int, *, possessive_needed: bool,
                 require_change: bool = False) -> Said | None:
     """我(的|家的|家)X(现在)(是|叫|换成了)Y from ``q`` (just after 我)."""
+    if require_change and clause.startswith(ZH.SPEAKER, q):
+        q += len(ZH.SPEAKER)  # 把我的车换成了...
     possessive = next((p for p in ZH.POSSESSIVES if clause.startswith(p, q)), "")
     if possessive_needed and not possessive:
         return None
@@ -268,10 +310,12 @@ def _zh_my_x_is(clause: str, q: int, *, possessive_needed: bool,
         attribute = attribute.rstrip("也都")
         if not attribute or attribute.endswith("的") or attribute.startswith(ZH.MENTAL_VERBS) or \
                 attribute in ZH.NOT_ATTRIBUTES or "不" in attribute or "是" in attribute or \
+                ZH.OBJECT_FRONT in attribute or attribute.startswith(_ZH_PRONOUNS) or \
                 any(w in attribute for w in ZH.MENTAL_VERBS[:4]):
             return None
-        if not possessive and not attribute.startswith(ZH.OTHER_PEOPLE) and "的" not in \
-                attribute and attribute not in ZH.ATTRIBUTE_ALIASES:
+        if not possessive and not require_change and not attribute.startswith(
+                ZH.OTHER_PEOPLE) and "的" not in attribute and attribute not in \
+                ZH.ATTRIBUTE_ALIASES:
             # 我是医生, 我叫李明: no attribute named (the topic table reads them); 我常去的超市,
             # 我最喜欢的歌手: a noun the speaker's clause describes
             return None
@@ -293,6 +337,9 @@ def _zh_my_x_is(clause: str, q: int, *, possessive_needed: bool,
         shown_attribute = "家的" + attribute if possessive == "家的" else attribute
         return _said(key, shown_attribute, value, additive=additive, named=copula in ZH.NAMING)
     return None
+
+
+_ZH_PRONOUNS = tuple(sorted(ZH.PRONOUNS))
 
 
 def _norm_value(value: str) -> str:
@@ -416,9 +463,20 @@ def not_allergic(clause: str, lang: str) -> list[str]:
 
 def bare_value(clause: str, lang: str) -> str | None:
     """The value a correction names without its attribute, as said: "No wait, it's olives."
-    -> "olives", 不对，是5号柜 -> "5号柜"; None for any other clause."""
-    rest = L.strip_openers(clause)
-    if lang == "zh" or has_cjk(rest):
+    -> "olives", 不对，是5号柜 -> "5号柜"; also in a later part of the sentence ("Sorry, I got
+    that wrong, it's Mrs. Kowalczyk", 不是王老师，是汪老师); None for any other clause."""
+    zh = lang == "zh" or has_cjk(clause)
+    marks = ZH.CLAUSE_MARKS if zh else ",;:-—–"
+    starts = [0] + [i + 1 for i, ch in enumerate(clause) if ch in marks]
+    for start in starts:
+        value = _bare_value_at(L.strip_openers(clause[start:]), zh)
+        if value:
+            return value
+    return None
+
+
+def _bare_value_at(rest: str, zh: bool) -> str | None:
+    if zh:
         if not rest.startswith("是"):
             return None
         end = 1
@@ -446,13 +504,16 @@ def _opens(lang: str):
 RULES: tuple[L.Rule, ...] = (
     L.Rule("open attribute", "en", _opens("en"),
            ("My dentist is now Dr. Okafor", "my shoe size is 43", "I changed my laptop to a Mac",
-            "Oh, and my hairdresser is Inés now", "my son is called Leo"),
+            "Oh, and my hairdresser is Inés now", "my son is called Leo", "our vet is Dr Haas",
+            "my pharmacy these days is Boots", "I switched banks to N26"),
            ("My sister is a doctor", "my dentist is really nice", "My plan is to visit Rome",
-            "My favourite part was the fireworks", "If my gym is closed, where should I go")),
+            "My favourite part was the fireworks", "If my gym is closed, where should I go",
+            "We went to the cinema with Anna", "Our point is simple")),
     L.Rule("open attribute", "zh", _opens("zh"),
            ("我的牙医换成了李医生", "我家宽带换成了电信", "我最喜欢的歌手现在是陈奕迅", "我女儿叫小雨",
-            "我的车险今年换成了太平洋保险"),
-           ("我女儿是学生", "我的意思是明天再说", "我觉得这个是对的", "我是医生", "他的牙医是王医生")),
+            "我的车险今年换成了太平洋保险", "我把宽带换成了电信", "我们把燃气公司换成了港华燃气"),
+           ("我女儿是学生", "我的意思是明天再说", "我觉得这个是对的", "我是医生", "他的牙医是王医生",
+            "我把这个问题换成了另一个说法")),
     L.Rule("topic statement", "en", lambda s: bool(topic_attributes(s, "en")),
            ("I live in Graz", "I love jazz", "I'm allergic to peanuts"),
            ("I love you guys!", "I like your idea", "I love it")),

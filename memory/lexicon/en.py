@@ -169,10 +169,18 @@ CORRECTION_OPENERS: tuple[tuple[str, ...], ...] = (
     ("i", "meant"), ("you", "are", "wrong"), ("wrong",), ("sorry", "i", "meant"),
     ("i", "misspoke"), ("let", "me", "correct"),
 )
+#: Owning up to a mistake anywhere in a message's first sentence makes it a correction
+#: ("Sorry, I got that wrong, it's ...", "Wait, I mixed that up: my bank is DKB").
+ERROR_ADMISSIONS: tuple[tuple[str, ...], ...] = (
+    ("got", "that", "wrong"), ("got", "it", "wrong"), ("mixed", "that", "up"),
+    ("mixed", "them", "up"), ("my", "mistake"), ("my", "bad"), ("oops",), ("typo",),
+    ("misspelled",), ("misspelt",), ("misspoke",), ("gave", "you", "the", "wrong"),
+    ("told", "you", "the", "wrong"), ("said", "it", "wrong"),
+)
 #: Words that open a message without being part of what it says.
 OPENERS = frozenset(
     "actually no nope well oh ok okay so also and btw anyway hey hmm um sorry wait yes yeah "
-    "correction please".split())
+    "correction please oops".split())
 OPENER_PHRASES: tuple[tuple[str, ...], ...] = (
     ("by", "the", "way"), ("just", "so", "you", "know"), ("fyi",), ("for", "your", "information"),
     ("quick", "one", "before", "we", "start"), ("oh", "and"), ("no", "wait"), ("heads", "up"),
@@ -214,10 +222,19 @@ VALUE_STOPS = frozenset({",", ";", ".", "!", "?", "(", ")", "\"", "because", "bu
 ARTICLES = frozenset({"a", "an", "the"})
 #: Copulas of "my X is Y" (present tense: "my favourite part was ..." tells of an event).
 COPULAS = frozenset({"is", "are"})
+#: Possessives of "my X is Y" ("our vet is Dr. Haas": the household's is the user's).
+POSSESSIVES = frozenset({"my", "our"})
+#: Subjects of "I switched / moved / changed (my X) (from A) to Y" ("we switched to Vonovia").
+SWITCHERS = frozenset({"i", "we"})
+#: Adverbs after a copula that make "X is Y" an update ("the pharmacy is now ...").
+NOW_WORDS = frozenset({"now", "currently", "nowadays"})
 #: Naming words after a copula ("my landlord is called Mr. Brandt").
 NAMING = frozenset({"called", "named"})
 #: Words of "I switched / moved / changed (my X) (from A) to Y".
 SWITCH_VERBS = frozenset({"switched", "moved", "changed", "swapped", "went", "upgraded"})
+#: Of these, the verbs that say a value replaced another even with neither named ("Sal
+#: retired, so I switched to Dom": the attribute of the old value the clause names).
+REPLACING_VERBS = frozenset({"switched", "changed", "swapped"})
 #: "I also like ...", "my X is also ...": an additional value, not a replacement.
 ADDITIVE = frozenset({"also", "too"})
 #: Attribute words that name no attribute of the user ("my point is ...", "my guess is ...").
@@ -241,8 +258,11 @@ NOT_VALUES = frozenset(
     "there ready done fixed right wrong better worse same different weird strange funny "
     "boring interesting important".split())
 #: Modifiers kept in an attribute's key ("favourite band" is not "band").
+#: Words left out of an attribute's key: "my new GP", "my current employer", "our vet" name
+#: the attribute itself.
+KEY_DROPPED = frozenset({"new", "current", "present", "our"})
 KEY_MODIFIERS = frozenset({"favourite", "favorite", "least", "main", "primary", "first",
-                           "second", "current", "old", "new", "usual", "preferred"})
+                           "second", "old", "usual", "preferred"})
 #: Spellings folded together in keys.
 KEY_SPELLINGS = {"favorite": "favourite", "colour": "colour", "color": "colour"}
 

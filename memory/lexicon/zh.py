@@ -129,6 +129,10 @@ CORRECTION_OPENERS = ("不对", "不是的", "错了", "其实", "更正", "我�
 #: what follows is the statement itself.
 SAYING_FRAMES = ("我之前跟你说过", "我跟你说过", "我和你说过", "我告诉过你", "我之前说过", "我说过",
                  "我说过了", "我提过", "跟你说过")
+#: Apologies before a correction's opener (不好意思，不对...).
+APOLOGIES = ("不好意思", "抱歉", "对不起", "哎呀", "哎", "啊")
+#: Owning up to a mistake anywhere in the first sentence (不好意思说错了, 口误，...).
+ERROR_ADMISSIONS = ("说错", "记错", "搞错", "弄错", "写错", "打错", "口误", "说的不对", "说得不对")
 #: Words that open a message without being part of what it says.
 OPENERS = ("其实", "另外", "对了", "还有", "不对", "顺便说一句", "顺便说一下", "顺便", "哦", "嗯",
            "那个", "话说", "我说错了", "更正一下", "更正", "说错了", "纠正一下")
@@ -160,6 +164,10 @@ CLAUSE_MARKS = "，,。.；;！!？?、：:\n"
 COPULAS = ("现在是", "换成了", "换成", "改成了", "改成", "变成了", "变成", "改为", "换为", "是", "叫")
 #: Copulas that say the value changed.
 CHANGE_COPULAS = ("换成了", "换成", "改成了", "改成", "变成了", "变成", "改为", "换为")
+#: 我们: the plural of the speaker.
+PLURAL = "们"
+#: 我把X换成了Y: the object of the change stands after this.
+OBJECT_FRONT = "把"
 #: 我的X也是Y: an additional value.
 ADDITIVE = ("也",)
 #: Possessive markers between 我 and an attribute.
