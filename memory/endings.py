@@ -10,6 +10,7 @@ from memory import language as L
 from memory.lexicon import en as EN
 from memory.lexicon import zh as ZH
 from memory.phrases import clause_free, zh_adverb_skips, zh_clean, zh_speaker
+from memory.sentences import find_phrase
 from memory.text import has_cjk, search_tokens, stem_english
 
 
@@ -29,9 +30,8 @@ def endings(clause: str, lang: str) -> list[str]:
         verb = None
         ended = False
         while j < len(words) and (words[j] in EN.ADVERBS or words[j] in {"have", "am", "do"}
-                                  or words[j:j + 2] in (["no", "longer"], ["gave", "up"],
-                                                        ["given", "up"])):
-            if words[j:j + 2] in (["no", "longer"], ["gave", "up"], ["given", "up"]):
+                                  or words[j:j + 2] == ["no", "longer"]):
+            if words[j:j + 2] == ["no", "longer"]:
                 ended = True
                 j += 2
                 continue
@@ -44,9 +44,10 @@ def endings(clause: str, lang: str) -> list[str]:
                 verb = "not"
                 continue
             j += 1
-        if j < len(words) and words[j] in EN.ENDING_VERBS and not ended:
+        stop = find_phrase(words, EN.ENDING_VERBS, j) if j < len(words) else None
+        if stop is not None and stop[0] == j and not ended:  # "quit", "stepped down from"
             ended = True
-            j += 1
+            j += stop[1]
         end = j
         while end < len(words) and words[end] not in EN.VALUE_STOPS | {"and"}:
             end += 1
@@ -76,7 +77,11 @@ def _zh_endings(clause: str) -> list[str]:
     at = clause.find(ZH.SPEAKER)
     while at >= 0:
         if zh_speaker(clause, at) and not clause.startswith(("的", *ZH.OTHER_PEOPLE), at + 1):
-            for q in zh_adverb_skips(clause, at + 1):
+            q0 = at + 1
+            for part in ("们", ZH.HOUSEHOLD):  # 我们家现在没有保姆了: the household's
+                q0 += next((len(w) for w in ((part,) if isinstance(part, str) else part)
+                            if clause.startswith(w, q0)), 0)
+            for q in zh_adverb_skips(clause, q0):
                 phrase = _zh_ended_at(clause, q)
                 if phrase:
                     out.append(phrase)
@@ -91,8 +96,12 @@ def _zh_ended_at(clause: str, q: int) -> str | None:
         end += 1
     rest = clause[q:end]
     marker = next((m for m in ZH.ENDING_MARKERS if rest.startswith(m)), None)
+    bare = rest.removesuffix("了")
+    leaving = next((v for v in ZH.LEAVING_VERBS if bare.endswith(v)), None)
     if marker:
         phrase = zh_clean(rest[len(marker):])
+    elif leaving and rest.startswith(ZH.SOURCE):  # 我已经从腾讯离职了
+        phrase = zh_clean(bare[len(ZH.SOURCE):-len(leaving)])
     elif rest.startswith(ZH.NEGATION) and rest.endswith("了") and len(rest) > 2:
         phrase = zh_clean(rest[1:])
     elif rest.startswith(ZH.NO_LONGER_HAVE) and rest.endswith("了"):
@@ -119,8 +128,11 @@ def ends(phrase: str, fact_text: str, fact_value: str | None) -> bool:
             return True
     if has_cjk(p):
         words = [w for w in search_tokens(p) if len(w) > 1 or not has_cjk(w)]
+        if not words and len(p) == 1 and p not in ZH.LIGHT_VERBS:
+            return p in fact_text  # 戒烟 -> 烟: "用户抽烟"
         return bool(words) and all(w in fact_text for w in words)
-    content = [w for w in L.norms(L.tokens(p)) if w.isalpha() and w not in _EN_FUNCTION_WORDS]
+    content = [w for w in L.norms(L.tokens(p)) if w.isalpha() and w not in _EN_FUNCTION_WORDS
+               and w not in EN.TIME_WORDS]  # "the church choir this autumn"
     if not content:
         return False
     have = set(stem_english([w for w in L.norms(L.tokens(fact_text.lower())) if w.isalpha()]))

@@ -274,9 +274,19 @@ PAST_FORMS = frozenset(
     "gave grew heard kept knew led meant rode rose said sat slept spoke stood swam taught "
     "understood woke wore caught fought flew hid held sang sank shook stole struck threw".split())
 #: Endings: "I'm no longer X", "I quit X", "I don't X anymore".
-ENDING_VERBS = frozenset({"quit", "stopped"})
+ENDING_VERBS: tuple[tuple[str, ...], ...] = (
+    ("quit",), ("stopped",), ("gave", "up"), ("given", "up"), ("gave", "up", "on"),
+    ("given", "up", "on"), ("left",), ("cancelled",),
+    ("canceled",), ("stepped", "down", "from"), ("stepped", "down", "as"),
+    ("dropped", "out", "of"), ("resigned", "from"), ("retired", "from"), ("got", "rid", "of"),
+)
 ENDING_ADVERBS: tuple[tuple[str, ...], ...] = (("no", "longer"), ("not", "anymore"),
                                                 ("anymore",), ("any", "more"))
+#: Time words that tell when something ended, not what ("this autumn", "in October").
+TIME_WORDS = frozenset(
+    "this last next ago since today yesterday week weekend month year spring summer autumn "
+    "fall winter january february march april may june july august september october "
+    "november december end beginning start".split())
 #: What may not be the thing ended ("I don't know anymore").
 NOT_ENDED = frozenset("know think care mind sure remember understand see get it that this".split())
 

@@ -182,7 +182,13 @@ MENTAL_VERBS = ("觉得", "认为", "想", "说", "知道", "希望", "发现", 
 KEY_MODIFIERS = ("最喜欢", "最爱", "最讨厌", "常用", "主要")
 
 #: Endings: 我不再X, 我戒了X, 我现在不X了, 我没有X了.
-ENDING_MARKERS = ("不再", "戒掉了", "戒了", "戒掉", "戒", "停了", "退了", "放弃了", "没有再")
+ENDING_MARKERS = ("不再", "戒掉了", "戒了", "戒掉", "戒", "停了", "退了", "放弃了", "没有再",
+                  "离开了", "退出了", "退掉了", "辞掉了", "取消了")
+#: 我从X离职了: leaving what stands between ``SOURCE`` and one of these.
+SOURCE = "从"
+LEAVING_VERBS = ("离职", "辞职", "退休", "退学", "退出", "毕业", "搬走", "搬出来", "搬出去")
+#: Verbs that name nothing ended on their own (我不吃了, 我不去了).
+LIGHT_VERBS = frozenset("吃 喝 去 来 做 玩 用 看 学 买 说 写 跑 打 走 要 想 干 弄 搞 等 管 试 找".split())
 #: 不 + X + 了 at the end of a clause: a habit that ended (我不打羽毛球了).
 NEGATION = "不"
 NO_LONGER_HAVE = "没有"

@@ -1,5 +1,5 @@
-"""Open-vocabulary updates and corrections, English and Chinese: the readers
-(``memory.statements``, ``memory.clauses``) and the write policy through
+"""Open-vocabulary updates, corrections and endings, English and Chinese: the readers
+(``memory.statements``, ``memory.endings``, ``memory.clauses``) and the write policy through
 the engine (real SQLite, hand-driven clock), on wordings beside the probe's."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memory import language
+from memory.endings import endings, ends
 from memory.semantic import claims, mentions
 from memory.statements import attribute_key, bare_value
 from memory.types import FactStatus
@@ -93,6 +94,32 @@ def test_a_denial_said_twice_asks_nothing(sentence, asks):
     assert language.is_question(sentence) is asks
 
 
+@pytest.mark.parametrize("clause, lang, phrase", [
+    ("I stepped down from the tenants' association board.", "en",
+     "tenants' association board"),
+    ("I cancelled my McFit membership.", "en", "my McFit membership"),
+    ("I dropped out of the church choir this autumn.", "en", "church choir this autumn"),
+    ("我已经从腾讯离职了。", "zh", "腾讯"),
+    ("我上个月从字节跳动辞职了。", "zh", "字节跳动"),
+    ("我们家现在没有保姆了。", "zh", "保姆"),
+    ("我戒烟了，已经三个月了。", "zh", "烟"),
+])
+def test_endings(clause, lang, phrase):
+    assert endings(clause, lang) == [phrase]
+
+
+@pytest.mark.parametrize("phrase, text, value, expected", [
+    ("church choir this autumn", "The user sings in the church choir", None, True),
+    ("my McFit membership", "The user has a membership at McFit", None, True),
+    ("Siemens at the end of October", "The user works at Siemens", "siemens", True),
+    ("烟", "用户抽烟", None, True),
+    ("吃", "用户吃素", None, False),  # 我不吃了: a light verb alone ends nothing
+    ("保姆", "用户家的保姆是张阿姨", "张阿姨", True),
+])
+def test_an_ended_phrase_names_the_fact(phrase, text, value, expected):
+    assert ends(phrase, text, value) is expected
+
+
 # ----------------------------------------------------------------- through the engine
 
 CASES = {
@@ -116,6 +143,13 @@ CASES = {
     "不是A，是B": (
         [["记住我儿子的班主任是王老师。", "不是王老师，是汪老师。"]],
         ["用户儿子的班主任是汪老师"], ["用户儿子的班主任是王老师"]),
+    "leaving an employer ends it": (
+        [["Remember that I work at Siemens."], ["I left Siemens at the end of October."]],
+        [], ["The user works at Siemens"]),
+    "从X离职 ends it": (
+        [["记住我在腾讯工作。"], ["我已经从腾讯离职了。"]], [], ["用户在腾讯工作"]),
+    "the household no longer has it": (
+        [["记一下，我家的保姆是张阿姨。"], ["我们家现在没有保姆了。"]], [], ["用户家的保姆是张阿姨"]),
 }
 
 
