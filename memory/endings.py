@@ -77,10 +77,8 @@ def _zh_endings(clause: str) -> list[str]:
     at = clause.find(ZH.SPEAKER)
     while at >= 0:
         if zh_speaker(clause, at) and not clause.startswith(("的", *ZH.OTHER_PEOPLE), at + 1):
-            q0 = at + 1
-            for part in ("们", ZH.HOUSEHOLD):  # 我们家现在没有保姆了: the household's
-                q0 += next((len(w) for w in ((part,) if isinstance(part, str) else part)
-                            if clause.startswith(w, q0)), 0)
+            q0 = at + 1 + clause.startswith(ZH.PLURAL, at + 1)  # 我们家现在没有保姆了:
+            q0 += next((len(w) for w in ZH.HOUSEHOLD if clause.startswith(w, q0)), 0)  # 家's
             for q in zh_adverb_skips(clause, q0):
                 phrase = _zh_ended_at(clause, q)
                 if phrase:
